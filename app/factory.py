@@ -1,0 +1,55 @@
+"""The FastAPI app factory: routes, middleware, error mapping, lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app.auth import Authenticator
+from app.bodylimit import BodySizeLimit
+from app.errors import install_error_handlers
+from app.logs import RequestIdMiddleware
+from app.metrics import Metrics, MetricsMiddleware
+from app.routes import admin_loops, chat, models, ops
+from app.services import Services, close_services, open_services
+from app.settings import Settings
+from llm.base import Backend
+
+
+def create_app(settings: Settings, *, services: Services | None = None,
+               backend: Backend | None = None) -> FastAPI:
+    """Build the app. `services` given: already open (the CLI opens them before serving, so
+    start-up failures end with a message instead of a traceback); otherwise the lifespan
+    opens them, with `backend` replacing the configured one (tests)."""
+    metrics = services.metrics if services else Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own = services is None
+        opened = services or await open_services(settings, backend=backend, metrics=metrics)
+        app.state.services = opened
+        app.state.authenticator = opened.authenticator
+        try:
+            yield
+        finally:
+            if own:
+                await close_services(opened)
+
+    app = FastAPI(title="redraft", version="0.1.0", lifespan=lifespan,
+                  docs_url="/docs", redoc_url=None)
+    if services is not None:
+        app.state.services = services
+        app.state.authenticator = services.authenticator
+    else:
+        admin = settings.admin.key.get_secret_value() if settings.admin.key else None
+        app.state.authenticator = Authenticator(settings.api.namespaces(), admin)
+    install_error_handlers(app)
+    for module in (chat, models, ops, admin_loops):
+        app.include_router(module.router)
+    # Outermost first: request ids wrap metrics, which wrap the body limit.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.server.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(RequestIdMiddleware)
+    return app

@@ -1,0 +1,41 @@
+"""Liveness, readiness and Prometheus metrics."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Request
+from starlette.responses import JSONResponse, Response
+
+from store.db import ping
+
+router = APIRouter()
+
+
+@router.get("/health")
+async def health() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/ready")
+async def ready(request: Request) -> Response:
+    services = request.app.state.services
+    db_ok, upstream_ok = await asyncio.gather(
+        _bounded(ping(services.engine)), _bounded(services.backend.ready()))
+    ok = db_ok and upstream_ok
+    body = {"status": "ready" if ok else "not ready",
+            "checks": {"database": db_ok, "upstream": upstream_ok}}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+async def _bounded(check, seconds: float = 3.0) -> bool:  # type: ignore[no-untyped-def]
+    try:
+        return bool(await asyncio.wait_for(check, seconds))
+    except Exception:
+        return False
+
+
+@router.get("/metrics")
+async def metrics(request: Request) -> Response:
+    payload, content_type = request.app.state.services.metrics.render()
+    return Response(payload, media_type=content_type)

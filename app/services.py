@@ -1,0 +1,130 @@
+"""Everything a request needs, built once at start-up and closed on shutdown."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from app.auth import Authenticator
+from app.backends import build_backend, build_judge, describe
+from app.chat_service import ChatService
+from app.limits import Limiter, build_limiter
+from app.metrics import Metrics
+from app.settings import Settings
+from llm.base import Backend
+from llm.types import ChatParams
+from loops.checklists import ChecklistProvider
+from loops.controller import ReflectionLoop
+from rubrics.cache import ChecklistCache, MemoryChecklistCache, RedisChecklistCache
+from rubrics.packs import PackLibrary
+from store.checklists import ChecklistRepository
+from store.db import make_engine, make_sessionmaker
+from store.loops import LoopRepository
+from store.migrate import upgrade
+
+log = logging.getLogger("redraft")
+
+
+@dataclass
+class Services:
+    settings: Settings
+    backend: Backend
+    judge: Backend
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    redis: Any | None
+    limiter: Limiter
+    authenticator: Authenticator
+    metrics: Metrics
+    packs: PackLibrary
+    loops: LoopRepository
+    checklists: ChecklistRepository
+    chat: ChatService
+
+
+async def open_services(settings: Settings, *, backend: Backend | None = None,
+                        metrics: Metrics | None = None) -> Services:
+    """Migrate the database, connect Redis, start the backend. Raises on what cannot start."""
+    metrics = metrics or Metrics()
+    settings.data.dir.mkdir(parents=True, exist_ok=True)
+    await upgrade(settings.database_url)
+    engine = make_engine(settings.database_url, echo=settings.database.echo)
+    redis = None
+    started: list[Backend] = []
+    try:
+        if settings.redis.url:
+            from redis.asyncio import Redis
+
+            redis = Redis.from_url(settings.redis.url, socket_connect_timeout=2,
+                                   socket_timeout=5, health_check_interval=30)
+            await redis.ping()
+        backend = backend or build_backend(settings, metrics)
+        log.info("starting backend: %s", describe(settings))
+        await backend.start()
+        started.append(backend)
+        judge = build_judge(settings, metrics) or backend
+        if judge is not backend:
+            await judge.start()
+            started.append(judge)
+    except BaseException:
+        for b in started:
+            with contextlib.suppress(Exception):
+                await b.aclose()
+        if redis is not None:
+            await redis.aclose()
+        await engine.dispose()
+        raise
+    sessions = make_sessionmaker(engine)
+    packs = PackLibrary()
+    loops, checklists = LoopRepository(sessions), ChecklistRepository(sessions)
+    reflection = settings.reflection
+    judge_params = ChatParams(model=settings.judge.model or settings.model,
+                              temperature=settings.judge.temperature,
+                              max_tokens=settings.judge.max_tokens)
+    provider = ChecklistProvider(judge, judge_params, packs, _cache(settings, redis, metrics),
+                                 checklists, n_min=reflection.min_dimensions,
+                                 n_max=reflection.max_dimensions, retries=reflection.retries)
+    loop = ReflectionLoop(backend, judge, provider, judge_params=judge_params,
+                          retries=reflection.retries)
+    admin = settings.admin.key.get_secret_value() if settings.admin.key else None
+    return Services(
+        settings=settings,
+        backend=backend,
+        judge=judge,
+        engine=engine,
+        sessions=sessions,
+        redis=redis,
+        limiter=build_limiter(settings.api.rate_limit, settings.api.concurrency, redis),
+        authenticator=Authenticator(settings.api.namespaces(), admin),
+        metrics=metrics,
+        packs=packs,
+        loops=loops,
+        checklists=checklists,
+        chat=ChatService(backend, metrics, settings.model, loop=loop, loops=loops,
+                         defaults=reflection, backend_name=settings.resolved_backend),
+    )
+
+
+def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
+    def count(hit: bool) -> None:
+        metrics.cache("hit" if hit else "miss")
+
+    if redis is not None:
+        return RedisChecklistCache(redis, ttl=settings.reflection.cache_ttl, on_result=count)
+    return MemoryChecklistCache(settings.reflection.cache_size, on_result=count)
+
+
+async def close_services(services: Services) -> None:
+    for backend in {id(b): b for b in (services.backend, services.judge)}.values():
+        with contextlib.suppress(Exception):
+            await backend.aclose()
+    with contextlib.suppress(Exception):
+        await services.limiter.aclose()
+    if services.redis is not None:
+        with contextlib.suppress(Exception):
+            await services.redis.aclose()
+    await services.engine.dispose()

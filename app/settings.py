@@ -1,0 +1,238 @@
+"""The one settings object: `REDRAFT_*` environment variables and CLI flags, read once.
+
+Variables are grouped by concern; the first underscore after the prefix names the group, so
+`REDRAFT_UPSTREAM_API_KEY` sets `upstream.api_key`. Lists are comma-separated.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_LOCAL_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+DEFAULT_NAMESPACE = "default"
+
+CommaList = Annotated[list[str], NoDecode]
+
+
+def _split(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class ServerSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    allow_public: bool = False  # serve on a non-loopback address without API keys
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    graceful_timeout: float = Field(30.0, ge=0)
+
+
+class UpstreamSettings(BaseModel):
+    url: CommaList = []
+    api_key: SecretStr | None = None
+    timeout: float = Field(600.0, gt=0, description="seconds for a whole upstream call")
+    connect_timeout: float = Field(10.0, gt=0)
+    retries: int = Field(3, ge=0, le=10)
+    backoff: float = Field(0.25, ge=0, description="first retry delay (s), doubled each time")
+    max_connections: int = Field(1000, ge=1)
+
+    _split = field_validator("url", mode="before")(_split)
+
+    @field_validator("url")
+    @classmethod
+    def _urls_are_http(cls, urls: list[str]) -> list[str]:
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"upstream URL {url!r} must start with http:// or https://")
+        return [u.rstrip("/") for u in urls]
+
+
+class DatabaseSettings(BaseModel):
+    url: str | None = None  # default: sqlite file in the data dir
+    echo: bool = False
+
+
+class RedisSettings(BaseModel):
+    url: str | None = None
+
+
+class ApiSettings(BaseModel):
+    keys: CommaList = []  # each "key" or "namespace:key"
+    rate_limit: int = Field(0, ge=0, description="requests per minute per key; 0 = unlimited")
+    concurrency: int = Field(0, ge=0, description="requests in flight per key; 0 = unlimited")
+
+    _split = field_validator("keys", mode="before")(_split)
+
+    def namespaces(self) -> dict[str, str]:
+        """API key -> namespace."""
+        out: dict[str, str] = {}
+        for entry in self.keys:
+            namespace, sep, key = entry.rpartition(":")
+            out[key] = namespace if sep and namespace else DEFAULT_NAMESPACE
+        return out
+
+
+class AdminSettings(BaseModel):
+    key: SecretStr | None = None
+
+
+class DataSettings(BaseModel):
+    dir: Path = Path("./data")
+
+
+class LocalSettings(BaseModel):
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    dtype: str = "auto"
+    max_new_tokens: int = Field(1024, ge=1)
+    concurrency: int = Field(1, ge=1, description="generations running at once")
+
+
+class VllmSettings(BaseModel):
+    command: str = "vllm serve"  # the executable (its own venv or image), then fixed args
+    args: str = ""  # extra `vllm serve` flags
+    port: int = Field(8001, ge=1, le=65535)
+    startup_timeout: float = Field(900.0, gt=0)
+    restart_delay: float = Field(2.0, ge=0)
+
+
+class ReflectionSettings(BaseModel):
+    """Server-side defaults of the MRPO loop; a request's `reflection` object overrides them."""
+
+    enabled: bool = True
+    max_rounds: int = Field(5, ge=0, le=10)
+    threshold: float = Field(0.9, ge=0, le=1)
+    candidates: int = Field(1, ge=1, le=8)
+    evaluation: Literal["joint", "per_dimension"] = "joint"
+    memory: bool = True
+    checklist_mode: Literal["three_agent", "fused"] = "three_agent"
+    fuse_reflection: bool = True
+    min_dimensions: int = Field(4, ge=1, le=12)
+    max_dimensions: int = Field(8, ge=1, le=12)
+    token_budget: int = Field(200_000, ge=0, description="tokens per loop; 0 = unlimited")
+    time_budget: float = Field(600.0, ge=0, description="seconds per loop; 0 = unlimited")
+    retries: int = Field(2, ge=0, le=5, description="retries of an invalid agent/judge answer")
+    cache_size: int = Field(1024, ge=1, description="in-process checklist cache entries")
+    cache_ttl: int = Field(7 * 24 * 3600, ge=1, description="Redis checklist cache TTL, seconds")
+
+    @model_validator(mode="after")
+    def _dimension_bounds(self) -> ReflectionSettings:
+        if self.min_dimensions > self.max_dimensions:
+            raise ValueError("REDRAFT_REFLECTION_MIN_DIMENSIONS exceeds MAX_DIMENSIONS")
+        return self
+
+
+class JudgeSettings(BaseModel):
+    """The judge and the coding agents; by default the writer's backend and model."""
+
+    url: CommaList = []
+    api_key: SecretStr | None = None
+    model: str | None = None
+    max_tokens: int = Field(4096, ge=1)
+    temperature: float = Field(0.0, ge=0, le=2)
+
+    _split = field_validator("url", mode="before")(_split)
+    _http = field_validator("url")(UpstreamSettings._urls_are_http.__func__)  # type: ignore[attr-defined]
+
+
+class LogSettings(BaseModel):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    json_: bool = Field(True, alias="json")
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.upper() if isinstance(v, str) else v
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="REDRAFT_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    backend: Literal["auto", "openai", "vllm", "local"] = "auto"
+    model: str = DEFAULT_LOCAL_MODEL
+    server: ServerSettings = ServerSettings()
+    upstream: UpstreamSettings = UpstreamSettings()
+    database: DatabaseSettings = DatabaseSettings()
+    redis: RedisSettings = RedisSettings()
+    api: ApiSettings = ApiSettings()
+    admin: AdminSettings = AdminSettings()
+    data: DataSettings = DataSettings()
+    local: LocalSettings = LocalSettings()
+    vllm: VllmSettings = VllmSettings()
+    reflection: ReflectionSettings = ReflectionSettings()
+    judge: JudgeSettings = JudgeSettings()
+    log: LogSettings = LogSettings()
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Settings:
+        if self.backend == "openai" and not self.upstream.url:
+            raise ValueError(
+                "REDRAFT_BACKEND=openai needs REDRAFT_UPSTREAM_URL "
+                "(e.g. http://127.0.0.1:8001/v1, comma-separated for several)"
+            )
+        if self.backend == "local" and self.upstream.url:
+            raise ValueError(
+                "REDRAFT_UPSTREAM_URL is set but REDRAFT_BACKEND=local: unset one of them"
+            )
+        if not self.api.keys and not self.server.allow_public and not is_loopback(self.server.host):
+            raise ValueError(
+                f"refusing to serve on {self.server.host} without API keys: set REDRAFT_API_KEYS, "
+                "bind to 127.0.0.1, or pass --allow-public (REDRAFT_SERVER_ALLOW_PUBLIC=true)"
+            )
+        return self
+
+    @property
+    def resolved_backend(self) -> str:
+        if self.backend != "auto":
+            return self.backend
+        return "openai" if self.upstream.url else "local"
+
+    @property
+    def database_url(self) -> str:
+        if self.database.url:
+            return self.database.url
+        return f"sqlite+aiosqlite:///{(self.data.dir / 'redraft.db').resolve()}"
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        try:
+            addresses = socket.getaddrinfo(host, None)
+            return all(ipaddress.ip_address(a[4][0]).is_loopback for a in addresses)
+        except OSError:
+            return False
+
+
+class ConfigError(SystemExit):
+    """Start-up refused: the message says what to fix."""
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from the environment plus explicit overrides (CLI flags)."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            env = "REDRAFT_" + "_".join(str(p) for p in err["loc"]).upper() if where else ""
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"  {env or 'configuration'}: {msg}" if where else f"  {msg}")
+        raise ConfigError("redraft: bad configuration\n" + "\n".join(lines)) from None
+

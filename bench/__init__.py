@@ -1,0 +1,1 @@
+"""Benchmarks and the fake upstream they run against; each benchmark prints one JSON line."""

@@ -1,0 +1,397 @@
+"""The `openai` backend: any OpenAI-compatible upstream (vLLM, SGLang, llama.cpp, OpenAI).
+
+aiohttp with one pooled session and orjson rather than the openai SDK: this sits on the
+passthrough path, where per-request overhead decides the throughput of the whole server.
+Requests go to the least busy of several base URLs (`llm.balancer`) and are retried on connect
+errors, 429 and 5xx (`llm.retry`); a stream is retried only until its body starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import orjson
+
+from llm.balancer import Balancer, Upstream
+from llm.base import JsonSchema, schema_response_format
+from llm.errors import (
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    RedraftError,
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from llm.retry import (
+    backoff_delay,
+    error_for_status,
+    error_from_event,
+    is_retryable_status,
+    retry_after_seconds,
+)
+from llm.types import ChatParams, Choice, Chunk, ChunkChoice, Completion, Message, Usage
+
+OnCall = Callable[[float, bool, "str | None", "Usage | None"], None]
+"""on_call(duration_s, ok, error_kind, usage): once per chat() or stream(), for metrics."""
+
+_CONNECT_ERRORS = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
+_LOST_ERRORS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
+_KINDS: dict[type, str] = {
+    UpstreamUnavailable: "unavailable", UpstreamTimeout: "timeout", UpstreamError: "bad_gateway",
+    RateLimited: "rate_limited", NotFound: "not_found", InvalidRequest: "invalid_request",
+    PayloadTooLarge: "invalid_request",
+}
+
+
+@dataclass
+class OpenAIStats:
+    """Running totals since start, read by the metrics endpoint."""
+
+    calls: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+class OpenAIBackend:
+    name = "openai"
+
+    def __init__(
+        self,
+        base_urls: Sequence[str],
+        *,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        connect_timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.25,
+        max_connections: int = 1000,
+        max_backoff: float = 10.0,
+        avoid_seconds: float = 2.0,
+        probe_timeout: float = 2.0,
+        models_ttl: float = 10.0,
+        on_call: OnCall | None = None,
+    ) -> None:
+        """`max_backoff` caps every wait between attempts, Retry-After included: an upstream
+        that asks for a longer pause gets its 429 relayed to the client at once instead."""
+        self.model = model
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.probe_timeout = probe_timeout
+        self.models_ttl = models_ttl
+        self.on_call = on_call
+        self.stats = OpenAIStats()
+        self.balancer = Balancer(list(base_urls), avoid_seconds=avoid_seconds)
+        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
+        self._max_connections = max_connections
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._session: aiohttp.ClientSession | None = None
+        self._models: tuple[float, list[str]] | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._open_session()
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _open_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                limit=self._max_connections, limit_per_host=0, ttl_dns_cache=300,
+                keepalive_timeout=30,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, headers=self._headers,
+                read_bufsize=2**18,
+            )
+        return self._session
+
+    # -- the protocol -------------------------------------------------------------------------
+    async def chat(self, messages: Sequence[Message], params: ChatParams,
+                   schema: JsonSchema | None = None) -> Completion:
+        payload = self._payload(messages, params, schema, stream=False)
+        started = time.perf_counter()
+        try:
+            _, _, raw = await self._post(payload, read_body=True)
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                raise UpstreamError("the upstream sent malformed JSON") from None
+            completion = _completion(obj, params.model or self.model)
+        except BaseException as exc:
+            self._record(started, exc, None)
+            raise
+        self._record(started, None, completion.usage)
+        return completion
+
+    async def stream(self, messages: Sequence[Message], params: ChatParams,
+                     schema: JsonSchema | None = None) -> AsyncIterator[Chunk]:
+        payload = self._payload(messages, params, schema, stream=True)
+        started = time.perf_counter()
+        usage: Usage | None = None
+        failure: BaseException | None = None
+        delivered = False  # the usage chunk went out: closing after it is not a failure
+        try:
+            upstream, resp, _ = await self._post(payload, read_body=False)
+            try:
+                parser = _SSEParser()
+                model, chunk_id, deltas, done = None, None, 0, False
+                try:
+                    async for data in resp.content.iter_any():
+                        for event in parser.feed(data):
+                            if event == b"[DONE]":
+                                done = True
+                                break
+                            obj = _loads_event(event)
+                            if "error" in obj:
+                                raise error_from_event(obj)
+                            if obj.get("usage"):
+                                usage = _usage(obj["usage"])
+                            choices = obj.get("choices")
+                            if choices:
+                                model, chunk_id = obj.get("model"), obj.get("id")
+                                deltas += 1
+                                yield Chunk(tuple(map(_chunk_choice, choices)), None, model,
+                                            chunk_id)
+                        if done:
+                            break
+                    if done:
+                        await resp.read()  # drain the chunked terminator: the connection is reused
+                except TimeoutError as exc:
+                    raise UpstreamTimeout("the upstream stream timed out") from exc
+                except _LOST_ERRORS as exc:
+                    raise UpstreamError(f"the upstream stream broke off: {exc!r}") from exc
+                if usage is None:  # the upstream ignored stream_options: count deltas instead
+                    usage = Usage(0, deltas)
+                delivered = True
+                yield Chunk((), usage, model, chunk_id)
+            finally:
+                resp.close()
+                self.balancer.release(upstream)
+        except BaseException as exc:
+            if not delivered:
+                failure = exc
+            raise
+        finally:
+            self._record(started, failure, usage if failure is None else None)
+
+    async def models(self) -> list[str]:
+        if self._models is not None and time.monotonic() - self._models[0] < self.models_ttl:
+            return self._models[1]
+        for upstream in self.balancer.healthy_first():
+            try:
+                raw = await self._get(upstream, "/models", min(self._timeout.total or 30, 30))
+                ids = [m["id"] for m in orjson.loads(raw)["data"]]
+            except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError, KeyError,
+                    TypeError):
+                continue
+            self._models = (time.monotonic(), ids)
+            return ids
+        raise UpstreamUnavailable("no upstream answered GET /models")
+
+    async def ready(self) -> bool:
+        for upstream in self.balancer.healthy_first():
+            try:
+                await self._get(upstream, "/models", self.probe_timeout)
+            except (aiohttp.ClientError, TimeoutError):
+                continue
+            return True
+        return False
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def _payload(self, messages: Sequence[Message], params: ChatParams,
+                 schema: JsonSchema | None, *, stream: bool) -> bytes:
+        # Typed fields win over `extra`, which otherwise reaches the upstream verbatim.
+        body: dict[str, Any] = dict(params.extra) if params.extra else {}
+        body["model"] = params.model or self.model
+        body["messages"] = messages if isinstance(messages, list | tuple) else list(messages)
+        for key, value in (
+            ("temperature", params.temperature), ("top_p", params.top_p),
+            ("max_tokens", params.max_tokens), ("seed", params.seed),
+            ("presence_penalty", params.presence_penalty),
+            ("frequency_penalty", params.frequency_penalty), ("tools", params.tools),
+            ("tool_choice", params.tool_choice), ("logprobs", params.logprobs),
+            ("top_logprobs", params.top_logprobs), ("user", params.user),
+            ("response_format", params.response_format),
+        ):
+            if value is not None:
+                body[key] = value
+        if params.stop is not None:
+            body["stop"] = list(params.stop)
+        if params.n != 1:
+            body["n"] = params.n
+        if schema is not None:
+            body["response_format"] = schema_response_format(schema)
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
+        elif params.extra:  # a stray `stream` in extra would turn the JSON answer into SSE
+            body.pop("stream", None)
+            body.pop("stream_options", None)
+        return orjson.dumps(body)
+
+    async def _post(self, payload: bytes, *, read_body: bool,
+                    ) -> tuple[Upstream, aiohttp.ClientResponse, bytes]:
+        """POST /chat/completions with retries; return the upstream, the 200 response and,
+        when `read_body`, its body. Without `read_body` the response is still open and the
+        upstream still counted: the caller closes and releases them."""
+        session = self._session or self._open_session()
+        attempt = 0
+        while True:
+            upstream = self.balancer.acquire()
+            resp: aiohttp.ClientResponse | None = None
+            keep_open = False
+            try:
+                resp = await session.post(upstream.url + "/chat/completions", data=payload)
+                if resp.status == 200:
+                    raw = await resp.read() if read_body else b""
+                    keep_open = not read_body
+                    return upstream, resp, raw
+                raw = await resp.read()
+                retry_after = retry_after_seconds(resp.headers)
+                error = error_for_status(resp.status, raw, retry_after)
+                if not is_retryable_status(resp.status) or attempt >= self.retries:
+                    raise error
+                if retry_after is not None and retry_after > self.max_backoff:
+                    raise error
+                delay = retry_after if retry_after is not None else self._delay(attempt)
+            except RedraftError:
+                raise
+            except _CONNECT_ERRORS as exc:
+                self.balancer.avoid(upstream)
+                error = UpstreamUnavailable(f"cannot connect to the upstream: {exc}")
+                if attempt >= self.retries:
+                    raise error from exc
+                alternative = self.balancer.has_alternative(upstream)
+                delay = 0.0 if alternative else self._delay(attempt)
+            except TimeoutError as exc:
+                # A generation that ran out of time is not retried: it would only double the load.
+                raise UpstreamTimeout("the upstream did not answer in time") from exc
+            except _LOST_ERRORS as exc:
+                error = UpstreamError(f"the upstream dropped the connection: {exc!r}")
+                if attempt >= self.retries:
+                    raise error from exc
+                delay = self._delay(attempt)
+            except aiohttp.ClientError as exc:
+                raise UpstreamError(f"the upstream request failed: {exc!r}") from exc
+            finally:
+                if not keep_open:
+                    if resp is not None:
+                        resp.close()  # on cancellation this drops the upstream connection
+                    self.balancer.release(upstream)
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError
+            if delay:
+                await asyncio.sleep(delay)
+            attempt += 1
+            self.stats.retries += 1
+
+    def _delay(self, attempt: int) -> float:
+        return backoff_delay(attempt, self.backoff, self.max_backoff)
+
+    async def _get(self, upstream: Upstream, path: str, seconds: float) -> bytes:
+        session = self._session or self._open_session()
+        limit = aiohttp.ClientTimeout(total=seconds)
+        async with session.get(upstream.url + path, timeout=limit) as resp:
+            raw = await resp.read()
+            if resp.status != 200:
+                raise aiohttp.ClientResponseError(resp.request_info, (), status=resp.status)
+            self.balancer.recovered(upstream)
+            return raw
+
+    def _record(self, started: float, exc: BaseException | None, usage: Usage | None) -> None:
+        stats = self.stats
+        stats.calls += 1
+        kind = None
+        if exc is not None:
+            kind = "cancelled" if isinstance(exc, asyncio.CancelledError | GeneratorExit) else (
+                _KINDS.get(type(exc), "error"))
+            stats.errors[kind] += 1
+        if usage is not None:
+            stats.prompt_tokens += usage.prompt_tokens
+            stats.completion_tokens += usage.completion_tokens
+        if self.on_call is not None:
+            self.on_call(time.perf_counter() - started, exc is None, kind, usage)
+
+
+class _SSEParser:
+    """Incremental server-sent events: bytes in, complete `data` payloads out."""
+
+    __slots__ = ("_buffer", "_data")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._data: list[bytes] = []
+
+    def feed(self, piece: bytes) -> list[bytes]:
+        lines = (self._buffer + piece).split(b"\n") if self._buffer else piece.split(b"\n")
+        self._buffer = lines.pop()
+        events = []
+        for line in lines:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line:
+                if self._data:
+                    events.append(self._data[0] if len(self._data) == 1
+                                  else b"\n".join(self._data))
+                    self._data = []
+            elif line.startswith(b"data:"):
+                self._data.append(line[6:] if line[5:6] == b" " else line[5:])
+        return events
+
+
+def _loads_event(event: bytes) -> dict[str, Any]:
+    try:
+        obj = orjson.loads(event)
+    except orjson.JSONDecodeError:
+        raise UpstreamError("the upstream sent a malformed stream event") from None
+    if not isinstance(obj, dict):
+        raise UpstreamError("the upstream sent a malformed stream event")
+    return obj
+
+
+def _usage(obj: Any) -> Usage:
+    return Usage(int(obj.get("prompt_tokens") or 0), int(obj.get("completion_tokens") or 0))
+
+
+def _chunk_choice(c: dict[str, Any]) -> ChunkChoice:
+    delta = c.get("delta") or {}
+    return ChunkChoice(c.get("index", 0), delta.get("content"), delta.get("role"),
+                       delta.get("tool_calls"), c.get("finish_reason"), c.get("logprobs"),
+                       delta.get("refusal"))
+
+
+def _completion(obj: Any, model: str) -> Completion:
+    if isinstance(obj, dict) and "error" in obj:
+        raise error_from_event(obj)
+    if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
+        raise UpstreamError("the upstream answer has no choices")
+    try:
+        choices = tuple(
+            Choice(c.get("index", i), (c.get("message") or {}).get("content"),
+                   c.get("finish_reason"), (c.get("message") or {}).get("tool_calls"),
+                   c.get("logprobs"), (c.get("message") or {}).get("refusal"))
+            for i, c in enumerate(obj["choices"])
+        )
+        usage = _usage(obj.get("usage") or {})
+    except (AttributeError, TypeError, ValueError):
+        raise UpstreamError("the upstream answer is malformed") from None
+    return Completion(choices, usage, obj.get("model") or model, obj.get("id"),
+                      obj.get("created"), obj.get("system_fingerprint"))

@@ -1,0 +1,111 @@
+"""Evaluation of a candidate, optionally with the reflection on it in the same call.
+
+Joint evaluation with fused reflection is one sequential call where the plain method takes
+two (evaluate, then reflect); per-dimension evaluation goes through `rubrics.evaluate` and
+reflects separately.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from llm.base import Backend
+from llm.types import ChatParams, Message, Usage
+from loops.options import EvaluationMode
+from loops.prompting import Attempt
+from loops.reflection import (
+    Reflected,
+    ReflectionItemOut,
+    ReflectionOut,
+    assess_prompt,
+    judge_messages,
+    reflect,
+    to_reflection,
+)
+from loops.trace import Reflection
+from rubrics.checklist import Checklist, Evaluation, name_key
+from rubrics.evaluate import evaluate
+from rubrics.structured import AnswerInvalid, AnswerModel, ask, for_schema
+
+
+class ScoreOut(AnswerModel):
+    name: str
+    evidence: str
+    score: float = Field(allow_inf_nan=False)
+
+
+class AssessOut(AnswerModel):
+    scores: list[ScoreOut] = Field(min_length=1)
+    summary: str
+    items: list[ReflectionItemOut] = Field(max_length=8)
+
+
+def scores_to_evaluation(scores: Sequence[ScoreOut], checklist: Checklist) -> Evaluation:
+    """Every dimension scored once, clamped onto its scale; a missing one is an error."""
+    found = {name_key(s.name): s for s in scores}
+    out = []
+    for dim in checklist.dimensions:
+        s = found.get(name_key(dim.name))
+        if s is None:
+            raise AnswerInvalid(f"dimension {dim.name!r} was not scored")
+        out.append(dim.scored(s.score, s.evidence))
+    return Evaluation(scores=tuple(out))
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    evaluation: Evaluation | None
+    critique: Reflection | None
+    usage: Usage
+    calls: int
+    reflect_usage: Usage = Usage()
+    reflect_calls: int = 0
+
+    def score(self, checklist: Checklist) -> float | None:
+        return self.evaluation.normalised(checklist) if self.evaluation is not None else None
+
+
+class Assessor:
+    def __init__(self, judge: Backend, params: ChatParams, mode: EvaluationMode = "joint",
+                 fuse: bool = True, retries: int = 2) -> None:
+        self.judge = judge
+        self.params = params
+        self.mode = mode
+        self.fuse = fuse and mode == "joint"
+        self.retries = retries
+
+    async def assess(self, query: Sequence[Message], text: str, checklist: Checklist,
+                     want_reflection: bool) -> Assessment:
+        if self.fuse and want_reflection:
+            return await self._fused(query, text, checklist)
+        result = await evaluate(self.judge, query, text, checklist, self.params, mode=self.mode,
+                                retries=self.retries)
+        # A degraded evaluation scored some dimensions at their minimum by default: not a
+        # judgement the loop may keep or discard a text on.
+        evaluation = None if result.degraded else result.evaluation
+        return Assessment(evaluation, None, result.usage, result.calls)
+
+    async def _fused(self, query: Sequence[Message], text: str,
+                     checklist: Checklist) -> Assessment:
+        def accept(out: AssessOut) -> tuple[Evaluation, Reflection | None]:
+            critique = None
+            if out.items:
+                critique = to_reflection(ReflectionOut(summary=out.summary, items=out.items),
+                                         checklist)
+            return scores_to_evaluation(out.scores, checklist), critique
+
+        prompt = assess_prompt(query, text, checklist)
+        answer = await ask(self.judge, judge_messages(prompt),
+                           for_schema(self.params), AssessOut, accept, retries=self.retries)
+        if answer.value is None:
+            return Assessment(None, None, answer.usage, answer.calls)
+        evaluation, critique = answer.value
+        return Assessment(evaluation, critique, answer.usage, answer.calls)
+
+    async def reflect(self, query: Sequence[Message], text: str, checklist: Checklist,
+                      evaluation: Evaluation, history: list[Attempt]) -> Reflected:
+        return await reflect(self.judge, query, text, checklist, evaluation, self.params,
+                             history, self.retries)

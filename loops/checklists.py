@@ -1,0 +1,118 @@
+"""Where a loop's checklist comes from: the request (inline, pack entry, stored id), the
+cache, or the three coding agents; every checklist a loop uses is stored for reuse by id."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llm.base import Backend
+from llm.errors import NotFound
+from llm.types import ChatParams, Message, Usage
+from rubrics.agents import build_checklist
+from rubrics.cache import ChecklistCache, checklist_cache_key
+from rubrics.checklist import Checklist, checklist_id, from_json
+from rubrics.packs import PackLibrary
+from rubrics.writingbench import from_writingbench
+from store.checklists import ChecklistRepository
+from store.errors import Conflict
+from store.records import ChecklistRecord
+
+log = logging.getLogger(__name__)
+PARAM = "reflection.checklist"
+
+
+@dataclass(frozen=True, slots=True)
+class ChecklistSpec:
+    """What the request said about the checklist: exactly one of the three."""
+
+    inline: dict[str, Any] | list[Any] | None = None
+    ref: str | None = None   # "pack:entry"
+    id: str | None = None    # a stored checklist
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    checklist: Checklist
+    source: str      # generated | cache | pack | user
+    id: str          # the stored checklist's id
+    usage: Usage = Usage()
+    calls: int = 0
+    degraded: bool = False
+
+
+def stored_id(checklist: Checklist) -> str:
+    """Content address, so the same rubric is stored once whatever produced it."""
+    return checklist_id(checklist)[:32]
+
+
+class ChecklistProvider:
+    def __init__(self, judge: Backend, params: ChatParams, packs: PackLibrary,
+                 cache: ChecklistCache, repo: ChecklistRepository, *, n_min: int = 4,
+                 n_max: int = 8, retries: int = 2, known: int = 4096) -> None:
+        self.judge = judge
+        self.params = params
+        self.packs = packs
+        self.cache = cache
+        self.repo = repo
+        self.n_min, self.n_max, self.retries = n_min, n_max, retries
+        self._known: OrderedDict[str, None] = OrderedDict()  # ids surely stored already
+        self._known_max = known
+
+    async def fixed(self, spec: ChecklistSpec, namespace: str) -> Resolved:
+        """A checklist the request chose; 400 when malformed, 404 when unknown."""
+        if spec.ref is not None:
+            checklist = self.packs.get(spec.ref)
+            return await self._stored(checklist, "pack", namespace, spec.ref)
+        if spec.id is not None:
+            record = await self.repo.get(spec.id, namespace)
+            if record is None:
+                raise NotFound(f"no stored checklist with id {spec.id!r}", param=PARAM)
+            return Resolved(from_json(record.body, param=PARAM), record.source, record.id)
+        checklist = _inline(spec.inline)
+        return await self._stored(checklist, "user", namespace, "inline")
+
+    async def build(self, query: Sequence[Message], writer_model: str, namespace: str,
+                    mode: str) -> Resolved:
+        key = checklist_cache_key(query, writer_model, variant=f"{mode}:{self.n_min}-{self.n_max}")
+        cached = await self.cache.get(key)
+        if cached is not None:
+            return await self._stored(cached, "cache", namespace, key)
+        built = await build_checklist(self.judge, query, self.params, mode=mode,  # type: ignore[arg-type]
+                                      n_min=self.n_min, n_max=self.n_max, retries=self.retries,
+                                      packs=self.packs)
+        source = "pack" if built.degraded else "generated"
+        if not built.degraded:  # a fallback is not this query's checklist: do not cache it
+            await self.cache.put(key, built.checklist)
+        resolved = await self._stored(built.checklist, source, namespace, key)
+        return Resolved(resolved.checklist, source, resolved.id, built.usage, built.calls,
+                        built.degraded)
+
+    async def _stored(self, checklist: Checklist, source: str, namespace: str,
+                      query_hash: str) -> Resolved:
+        cid = stored_id(checklist)
+        if cid not in self._known:
+            record = ChecklistRecord(namespace=namespace, query_hash=query_hash[:128],
+                                     model=self.params.model or "", source=source,
+                                     body=checklist.model_dump(mode="json"), id=cid)
+            try:
+                if await self.repo.get(cid) is None:
+                    await self.repo.add(record)
+            except Conflict:
+                pass  # another request stored the same rubric first
+            self._known[cid] = None
+            if len(self._known) > self._known_max:
+                self._known.popitem(last=False)
+        return Resolved(checklist, source, cid)
+
+
+def _inline(value: Any) -> Checklist:
+    """An inline checklist: ours ({"dimensions": [...]}) or WritingBench criteria ([...])."""
+    if isinstance(value, list):
+        if value and all(isinstance(c, dict) and "criteria_description" in c for c in value):
+            return from_writingbench(value, source="user")
+        value = {"dimensions": value}
+    return from_json(value, source="user", param=PARAM)

@@ -1,0 +1,244 @@
+"""Algorithm 1 of Writer-R1 (MRPO): the reflection loop.
+
+    K <- checklist(q)  ||  y0 <- pi(q)          (concurrently)
+    y0 <- memory rewrite of y0 when experiences are selected (hook, see `MemoryStep`)
+    S0 <- evaluate(y0, K); y* <- y0; y <- y0
+    while S* < tau and t < T:                   (and within the token/time budget)
+        g <- reflect(q, y, K)                   (fused with the evaluation of y by default)
+        k candidates y' <- rewrite(q, y, g); evaluate each
+        y <- the best of this round (the current text follows the newest candidate)
+        y* <- argmax score over everything evaluated
+    return y*
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from llm.base import Backend
+from llm.errors import RedraftError
+from llm.types import ChatParams, Message, Usage
+from loops.assess import Assessor
+from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
+from loops.options import LoopOptions
+from loops.prompting import Attempt
+from loops.rewrite import rewrite
+from loops.trace import Candidate, Emit, Ledger, LoopTrace
+from rubrics.checklist import Checklist
+from store.ids import new_id
+
+
+class MemoryStep(Protocol):
+    """Algorithm 1, lines 7-11 (the memory issue implements it): recall runs concurrently with
+    the checklist and the draft; `revise` may rewrite the draft with selected experiences."""
+
+    async def recall(self, query: Sequence[Message], namespace: str) -> Any: ...
+
+    async def revise(self, recalled: Any, query: Sequence[Message], draft: str,
+                     params: ChatParams) -> tuple[str, Usage, dict[str, Any]] | None: ...
+
+
+class _Stop(Exception):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+@dataclass
+class _Run:
+    """The state of one loop while it runs."""
+
+    query: Sequence[Message]
+    params: ChatParams
+    options: LoopOptions
+    assessor: Assessor
+    emit: Emit | None
+    started: float
+    ledger: Ledger
+    checklist: Checklist | None = None
+    candidates: list[Candidate] | None = None
+
+    async def event(self, name: str, **fields: Any) -> None:
+        if self.emit is not None:
+            await self.emit({"event": name, **fields})
+
+
+class ReflectionLoop:
+    def __init__(self, writer: Backend, judge: Backend, checklists: ChecklistProvider, *,
+                 judge_params: ChatParams, memory: MemoryStep | None = None,
+                 clock: Callable[[], float] = time.monotonic, retries: int = 2) -> None:
+        self.writer = writer
+        self.judge = judge
+        self.checklists = checklists
+        self.judge_params = judge_params
+        self.memory = memory
+        self.clock = clock
+        self.retries = retries
+
+    async def run(self, query: Sequence[Message], params: ChatParams, options: LoopOptions, *,
+                  namespace: str, spec: ChecklistSpec | None = None,
+                  emit: Emit | None = None) -> LoopTrace:
+        fixed = await self.checklists.fixed(spec, namespace) if spec else None
+        assessor = Assessor(self.judge, self.judge_params, options.evaluation,
+                            options.fuse_reflection, self.retries)
+        run = _Run(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
+                   None, [])
+        resolved, y0 = await self._first_draft(run, fixed, namespace)
+        run.checklist = resolved.checklist
+        await run.event("checklist", source=resolved.source,
+                        dimensions=len(resolved.checklist.dimensions))
+        stop, rounds = await self._rounds(run, y0)
+        if not run.candidates:
+            run.candidates = [y0]
+        best = _best(run.candidates or [])
+        await run.event("stopped", reason=stop, rounds=rounds,
+                        score=best.score if best.score is not None else None)
+        return LoopTrace(new_id(), best, tuple(run.candidates or []), resolved.checklist,
+                         resolved.source, resolved.id, stop, rounds, run.ledger,
+                         self.clock() - run.started)
+
+    async def _first_draft(self, run: _Run, fixed: Resolved | None,
+                           namespace: str) -> tuple[Resolved, Candidate]:
+        """Checklist, draft and memory recall concurrently; then the memory rewrite."""
+        t0 = self.clock()
+        checklist_task = None
+        if fixed is None:
+            checklist_task = asyncio.ensure_future(self.checklists.build(
+                run.query, run.params.model or "", namespace, run.options.checklist_mode))
+        recall_task = None
+        if self.memory is not None and run.options.memory:
+            recall_task = asyncio.ensure_future(self.memory.recall(run.query, namespace))
+        try:
+            completion = await self.writer.chat(run.query, run.params)
+            run.ledger.add("draft", completion.usage, seconds=self.clock() - t0)
+            draft = Candidate(0, 0, "draft", completion.text, usage=completion.usage,
+                              latency_ms=(self.clock() - t0) * 1000,
+                              finish_reason=completion.finish_reason)
+            await run.event("drafted", tokens=completion.usage.completion_tokens)
+            resolved = fixed or await checklist_task  # type: ignore[misc]
+        except BaseException:
+            for task in (checklist_task, recall_task):
+                if task is not None:
+                    task.cancel()
+            raise
+        if fixed is None:
+            run.ledger.add("checklist", resolved.usage, resolved.calls, self.clock() - t0)
+        if recall_task is not None:
+            draft = await self._memory_rewrite(run, recall_task, draft)
+        return resolved, draft
+
+    async def _memory_rewrite(self, run: _Run, recall_task: asyncio.Future[Any],
+                              draft: Candidate) -> Candidate:
+        t0 = self.clock()
+        recalled = await recall_task
+        revised = await self.memory.revise(recalled, run.query, draft.text, run.params)  # type: ignore[union-attr]
+        if revised is None:
+            return draft
+        text, usage, _info = revised
+        run.ledger.add("memory", usage, seconds=self.clock() - t0)
+        return Candidate(0, 0, "memory_rewrite", text, parent=None, usage=usage,
+                         latency_ms=(self.clock() - t0) * 1000)
+
+    async def _rounds(self, run: _Run, y0: Candidate) -> tuple[str, int]:
+        opts = run.options
+        try:
+            async with self._time_limit(run):
+                current = await self._evaluate(run, y0, want_reflection=opts.max_rounds > 0)
+                if current.score is None:
+                    return "degraded", 0
+                history: list[Attempt] = []
+                for t in range(1, opts.max_rounds + 1):
+                    best = _best(run.candidates or [])
+                    if best.score is not None and best.score >= opts.threshold:
+                        return "threshold", t - 1
+                    self._check_budget(run)
+                    current = await self._round(run, t, current, history)
+                    if current is None:
+                        return "degraded", t
+                best = _best(run.candidates or [])
+                if best.score is not None and best.score >= opts.threshold:
+                    return "threshold", opts.max_rounds
+                return "max_rounds", opts.max_rounds
+        except _Stop as stop:
+            return stop.reason, max((c.round for c in run.candidates or []), default=0)
+        except RedraftError:
+            # An upstream failure mid-loop: the best text so far is still a good answer.
+            return "degraded", max((c.round for c in run.candidates or []), default=0)
+
+    @contextlib.asynccontextmanager
+    async def _time_limit(self, run: _Run):  # type: ignore[no-untyped-def]
+        if run.options.time_budget is None:
+            yield
+            return
+        remaining = run.options.time_budget - (self.clock() - run.started)
+        try:
+            async with asyncio.timeout(max(0.0, remaining)):
+                yield
+        except TimeoutError:
+            raise _Stop("budget") from None
+
+    def _check_budget(self, run: _Run) -> None:
+        budget = run.options.token_budget
+        if budget is not None and run.ledger.total.total_tokens >= budget:
+            raise _Stop("budget")
+
+    async def _round(self, run: _Run, t: int, current: Candidate,
+                     history: list[Attempt]) -> Candidate | None:
+        critique = current.critique
+        if critique is None:
+            t0 = self.clock()
+            reflected = await run.assessor.reflect(run.query, current.text, run.checklist,  # type: ignore[arg-type]
+                                                   current.evaluation, history)  # type: ignore[arg-type]
+            run.ledger.add("reflect", reflected.usage, reflected.calls, self.clock() - t0)
+            critique = reflected.reflection
+        await run.event("reflected", round=t, dimensions=[i.dimension for i in critique.items])
+        more = t < run.options.max_rounds
+        results = await asyncio.gather(*(
+            self._child(run, t, current, critique, history, more)
+            for _ in range(run.options.candidates)), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, RedraftError):
+                raise result
+        scored = [c for c in results if isinstance(c, Candidate) and c.score is not None]
+        if not scored:
+            return None
+        newest = _best(scored)
+        history.append(Attempt(t, critique.summary, current.score or 0.0, newest.score or 0.0))
+        return newest
+
+    async def _child(self, run: _Run, t: int, parent: Candidate, critique: Any,
+                     history: list[Attempt], want_reflection: bool) -> Candidate:
+        t0 = self.clock()
+        text, completion = await rewrite(self.writer, run.query, parent.text, critique,
+                                         run.params, list(history))
+        run.ledger.add("rewrite", completion.usage, seconds=self.clock() - t0)
+        child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
+                          usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
+                          finish_reason=completion.finish_reason)
+        await run.event("rewritten", round=t)
+        return await self._evaluate(run, child, want_reflection)
+
+    async def _evaluate(self, run: _Run, cand: Candidate, want_reflection: bool) -> Candidate:
+        t0 = self.clock()
+        a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
+        run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
+        score = a.score(run.checklist)  # type: ignore[arg-type]
+        position = len(run.candidates)  # type: ignore[arg-type]
+        cand = replace(cand, position=position, evaluation=a.evaluation, score=score,
+                       critique=a.critique)
+        run.candidates.append(cand)  # type: ignore[union-attr]
+        await run.event("evaluated", round=cand.round, candidate=position, score=score)
+        return cand
+
+
+def _best(candidates: Sequence[Candidate]) -> Candidate:
+    """The highest-scoring evaluated candidate; the earliest wins a tie; the draft if none."""
+    best = candidates[0]
+    for cand in candidates[1:]:
+        if cand.score is not None and (best.score is None or cand.score > best.score):
+            best = cand
+    return best

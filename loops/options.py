@@ -1,0 +1,26 @@
+"""What one loop may do. Bounds are checked at the API edge; this is the plain result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+EvaluationMode = Literal["joint", "per_dimension"]
+ChecklistMode = Literal["three_agent", "fused"]
+STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded")
+
+
+@dataclass(frozen=True, slots=True)
+class LoopOptions:
+    max_rounds: int = 5          # T: reflection rounds after the first evaluation
+    threshold: float = 0.9       # tau, on the normalised score
+    candidates: int = 1          # k rewrites per round; the best is kept
+    evaluation: EvaluationMode = "joint"
+    memory: bool = True
+    return_trace: bool = False
+    token_budget: int | None = None   # all hidden calls together
+    time_budget: float | None = None  # seconds for the whole loop
+    checklist_mode: ChecklistMode = "three_agent"
+    # Joint evaluation also writes the reflection for the next round in the same call: one
+    # sequential call fewer per round. Per-dimension evaluation always reflects separately.
+    fuse_reflection: bool = True

@@ -1,0 +1,44 @@
+"""Rewrite: y' ~ Psi(q, y, g) — the whole revised text and nothing else."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from llm.base import Backend
+from llm.types import ChatParams, Completion, Message
+from loops.prompting import Attempt, language_rule, render_history, template
+from loops.trace import Reflection
+from rubrics.conversation import render_conversation, target_text
+
+_PREFACE = re.compile(r"^\s*(here is|here's|below is|revised (answer|text|version))[^\n]*:\s*\n",
+                      re.IGNORECASE)
+_FENCED = re.compile(r"^\s*```[a-zA-Z]*\n(.*)\n```\s*$", re.DOTALL)
+
+
+def render_reflection(reflection: Reflection) -> str:
+    lines = [reflection.summary] if reflection.summary else []
+    for item in reflection.items:
+        lines.append(f"- {item.dimension}: {item.objective}")
+        if item.evidence:
+            lines.append(f"  evidence: \"{item.evidence}\"")
+        lines.extend(f"  * {action}" for action in item.actions)
+    return "\n".join(lines)
+
+
+def clean_rewrite(text: str, original_fenced: bool = False) -> str:
+    """Strip a chatty preface or a fence the model wrapped around the whole answer."""
+    text = _PREFACE.sub("", text, count=1)
+    fenced = _FENCED.match(text)
+    if fenced and not original_fenced:
+        text = fenced.group(1)
+    return text.strip()
+
+
+async def rewrite(backend: Backend, query: Sequence[Message], text: str, reflection: Reflection,
+                  params: ChatParams, history: list[Attempt]) -> tuple[str, Completion]:
+    prompt = template("rewrite").substitute(
+        language_rule=language_rule(target_text(query)), conversation=render_conversation(query),
+        text=text, reflection=render_reflection(reflection), history=render_history(history))
+    completion = await backend.chat([{"role": "user", "content": prompt}], params.with_(n=1))
+    return clean_rewrite(completion.text, text.lstrip().startswith("```")), completion

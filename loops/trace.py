@@ -1,0 +1,96 @@
+"""What a loop did, kept whole: the answer, every candidate, usage and time by stage."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from llm.types import Usage
+from rubrics.checklist import Checklist, Evaluation
+
+Emit = Callable[[dict[str, Any]], Awaitable[None]]
+
+STAGES = ("checklist", "draft", "memory", "evaluate", "reflect", "rewrite")
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectionItem:
+    dimension: str
+    evidence: str
+    objective: str
+    actions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reflection:
+    """g = Phi(q, y, K): diagnosis-action pairs for the weak dimensions."""
+
+    items: tuple[ReflectionItem, ...]
+    summary: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary,
+                "items": [{"dimension": i.dimension, "evidence": i.evidence,
+                           "objective": i.objective, "actions": list(i.actions)}
+                          for i in self.items]}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    position: int
+    round: int
+    kind: str                      # draft | memory_rewrite | rewrite
+    text: str
+    parent: int | None = None
+    evaluation: Evaluation | None = None
+    score: float | None = None     # normalised, [0, 1]
+    reflection: Reflection | None = None   # the reflection that produced this text
+    critique: Reflection | None = None     # the reflection written about this text
+    usage: Usage = Usage()
+    latency_ms: float = 0.0
+    finish_reason: str | None = None
+
+
+@dataclass
+class Ledger:
+    """Usage, call counts and seconds by stage; the loop's one mutable accumulator."""
+
+    usage: dict[str, Usage] = field(default_factory=lambda: {s: Usage() for s in STAGES})
+    calls: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STAGES, 0))
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+
+    def add(self, stage: str, usage: Usage, calls: int = 1, seconds: float = 0.0) -> None:
+        self.usage[stage] = self.usage[stage] + usage
+        self.calls[stage] += calls
+        self.seconds[stage] += seconds
+
+    @property
+    def total(self) -> Usage:
+        out = Usage()
+        for usage in self.usage.values():
+            out = out + usage
+        return out
+
+    @property
+    def total_calls(self) -> int:
+        return sum(self.calls.values())
+
+
+@dataclass(frozen=True, slots=True)
+class LoopTrace:
+    loop_id: str
+    answer: Candidate
+    candidates: tuple[Candidate, ...]
+    checklist: Checklist
+    checklist_source: str
+    checklist_id: str
+    stop_reason: str
+    rounds: int
+    ledger: Ledger
+    elapsed: float
+    experiences: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def scores(self) -> list[float]:
+        return [c.score for c in self.candidates if c.score is not None]

@@ -1,0 +1,1 @@
+"""Alembic migrations; applied by `store.migrate` (no alembic.ini needed)."""

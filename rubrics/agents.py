@@ -1,0 +1,184 @@
+"""The checklist K(q) = A_sel(q, A_ax(q, A_open(q))): three Grounded-Theory coding agents.
+
+Each agent is one schema-constrained call. `mode="fused"` asks for all three codings in one
+call, for the latency budget (the cold critical path has room for one checklist call).
+Agents write band descriptions only; the score ranges follow from the fixed step, so they
+are contiguous and cover the scale by construction.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
+
+from llm.base import Backend
+from llm.errors import InvalidRequest
+from llm.types import ChatParams, Message, Usage
+from rubrics.checklist import ANY, Checklist, Limits, name_key
+from rubrics.conversation import detect_language, render_conversation, target_text
+from rubrics.packs import PackLibrary
+from rubrics.repair import repair_checklist
+from rubrics.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
+from rubrics.templates import render
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["three_agent", "fused"]
+MIN_BANDS, MAX_BANDS = 3, 5
+
+
+class Candidate(AnswerModel):
+    name: str
+    aspect: str = Field(description="task_goal, genre, audience, style, format, "
+                                    "content_risk or other")
+    reason: str
+
+
+class OpenCoding(AnswerModel):
+    candidates: list[Candidate]
+
+
+class AxialDimension(AnswerModel):
+    name: str
+    description: str
+    rationale: str
+    merged_from: list[str]
+
+
+class AxialCoding(AnswerModel):
+    dimensions: list[AxialDimension]
+
+
+class RubricDimension(AnswerModel):
+    name: str
+    description: str
+    rationale: str
+    bands: list[str] = Field(description="band descriptions, lowest to highest")
+
+
+class SelectiveCoding(AnswerModel):
+    dimensions: list[RubricDimension]
+
+
+class FusedCoding(AnswerModel):
+    candidates: list[Candidate]
+    dimensions: list[RubricDimension]
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltChecklist:
+    checklist: Checklist
+    usage: Usage
+    calls: int
+    degraded: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    conversation: str
+    language: str | None
+    n_min: int
+    n_max: int
+    step: int
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(self.n_min, self.n_max, MIN_BANDS, MAX_BANDS)
+
+    def prompt(self, name: str, **values: Any) -> list[Message]:
+        language = render("language_zh" if self.language == "zh" else "language_any").strip()
+        user = render(name, conversation=self.conversation, language_instruction=language,
+                      n_min=self.n_min, n_max=self.n_max, step=self.step,
+                      min_bands=MIN_BANDS, max_bands=MAX_BANDS, **values)
+        return system_user(render("coder_system"), user)
+
+    def checklist(self, dims: Sequence[RubricDimension]) -> Checklist:
+        """The rubric with ranges from the fixed step: band k covers (k-1)*step+1 .. k*step."""
+        raw = {"dimensions": [{
+            "name": d.name, "description": d.description, "rationale": d.rationale,
+            "bands": [{"low": k * self.step + 1, "high": (k + 1) * self.step,
+                       "description": text} for k, text in enumerate(d.bands)],
+        } for d in dims]}
+        return repair_checklist(raw, limits=self.limits, source="generated",
+                                language=self.language)
+
+
+def _distinct(items: Sequence[Any], least: int, what: str) -> list[Any]:
+    """Items with a non-empty, not yet seen name; too few of them is worth a retry."""
+    seen: set[str] = set()
+    kept = []
+    for item in items:
+        key = name_key(item.name)
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(item)
+    if len(kept) < least:
+        raise AnswerInvalid(f"only {len(kept)} distinct {what}; at least {least} are needed")
+    return kept
+
+
+def _dump(items: Sequence[AnswerModel]) -> str:
+    return json.dumps([i.model_dump() for i in items], ensure_ascii=False, indent=1)
+
+
+async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
+                       retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
+    opened = await ask(backend, task.prompt("open_coding"), params, OpenCoding,
+                       lambda a: _distinct(a.candidates, task.n_min, "candidates"),
+                       retries=retries)
+    usage, calls = opened.usage, opened.calls
+    if opened.value is None:
+        return None, usage, calls, f"open coding: {opened.error}"
+    axial = await ask(backend, task.prompt("axial_coding", candidates=_dump(opened.value)),
+                      params, AxialCoding,
+                      lambda a: _distinct(a.dimensions, task.n_min, "dimensions")[:task.n_max],
+                      retries=retries)
+    usage, calls = usage + axial.usage, calls + axial.calls
+    if axial.value is None:
+        return None, usage, calls, f"axial coding: {axial.error}"
+    selective = await ask(backend, task.prompt("selective_coding", dimensions=_dump(axial.value)),
+                          params, SelectiveCoding, lambda a: task.checklist(a.dimensions),
+                          retries=retries)
+    usage, calls = usage + selective.usage, calls + selective.calls
+    error = None if selective.value else f"selective coding: {selective.error}"
+    return selective.value, usage, calls, error
+
+
+async def _fused(backend: Backend, params: ChatParams, task: _Task,
+                 retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
+    answer = await ask(backend, task.prompt("fused_coding"), params, FusedCoding,
+                       lambda a: task.checklist(a.dimensions), retries=retries)
+    error = None if answer.value else f"fused coding: {answer.error}"
+    return answer.value, answer.usage, answer.calls, error
+
+
+async def build_checklist(backend: Backend, query_messages: Sequence[Message],
+                          params: ChatParams, *, mode: Mode = "three_agent", n_min: int = 4,
+                          n_max: int = 8, step: int = 2, retries: int = 2,
+                          packs: PackLibrary | None = None) -> BuiltChecklist:
+    """A checklist for the last user turn of `query_messages`, in that turn's language.
+
+    Answers that stay invalid after `retries` retries give the generic pack checklist with
+    `degraded=True`; bad model output never raises. `params` are used for every agent call
+    without n, tools, response_format, stop and logprobs.
+    """
+    if mode not in ("three_agent", "fused"):
+        raise InvalidRequest(f"unknown checklist mode {mode!r}", param="mode")
+    if not 1 <= n_min <= n_max <= ANY.max_dimensions or step < 1 or retries < 0:
+        raise InvalidRequest(f"bad checklist bounds n_min={n_min} n_max={n_max} step={step} "
+                             f"retries={retries}")
+    task = _Task(render_conversation(query_messages), detect_language(
+        target_text(query_messages)), n_min, n_max, step)
+    run = _fused if mode == "fused" else _three_agent
+    checklist, usage, calls, error = await run(backend, for_schema(params), task, retries)
+    if checklist is not None:
+        return BuiltChecklist(checklist, usage, calls, degraded=False)
+    log.warning("checklist generation degraded to the generic pack: %s", error)
+    fallback = (packs or PackLibrary()).generic(task.language)
+    return BuiltChecklist(fallback, usage, calls, degraded=True, error=error)

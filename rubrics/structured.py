@@ -1,0 +1,105 @@
+"""One schema-constrained question to a backend, validated, with bounded retries.
+
+No backend promises that its JSON matches the schema, so every answer is parsed and
+validated here; a bad one is retried with the error in the follow-up message, and after the
+last attempt the caller gets `value=None` and decides how to degrade. Bad model output never
+raises; upstream failures other than a garbled answer do.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from llm.base import Backend, JsonSchema
+from llm.errors import UpstreamError
+from llm.types import ChatParams, Message, Usage
+from rubrics.checklist import ChecklistInvalid, describe_error
+from rubrics.templates import render
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+class AnswerModel(BaseModel):
+    """Base of the shapes asked for: extra keys are ignored when reading, but the schema
+    sent still forbids them (strict structured-output modes require that)."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"additionalProperties": False})
+
+
+class AnswerInvalid(ValueError):
+    """The answer parsed but cannot be used; the message goes into the retry prompt."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Generic[T]):
+    value: T | None
+    usage: Usage
+    calls: int
+    error: str | None = None
+
+
+def for_schema(params: ChatParams) -> ChatParams:
+    """The caller's sampling options minus what would break a single JSON answer."""
+    return params.with_(n=1, tools=None, tool_choice=None, response_format=None, stop=None,
+                        logprobs=None, top_logprobs=None)
+
+
+def parse_json(text: str) -> Any:
+    """JSON from a model's answer, tolerating a code fence or prose around one object."""
+    match = _FENCE.match(text)
+    body = match[1] if match else text.strip()
+    try:
+        return json.loads(body)
+    except ValueError:
+        start, end = body.find("{"), body.rfind("}")
+        if 0 <= start < end:
+            try:
+                return json.loads(body[start:end + 1])
+            except ValueError:
+                pass
+    raise AnswerInvalid("the answer is not a JSON object")
+
+
+def system_user(system: str, user: str) -> list[Message]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+async def ask(backend: Backend, messages: Sequence[Message], params: ChatParams,
+              model: type[M], accept: Callable[[M], T], *, retries: int,
+              schema: JsonSchema | None = None) -> Answer[T]:
+    """Ask until `accept(answer)` returns a value, at most `retries + 1` times.
+
+    `accept` repairs what is obviously fixable and raises AnswerInvalid or ChecklistInvalid
+    for the rest.
+    """
+    schema = schema if schema is not None else model.model_json_schema()
+    conversation = list(messages)
+    usage, calls, error = Usage(), 0, None
+    for _ in range(retries + 1):
+        calls += 1
+        try:
+            completion = await backend.chat(conversation, params, schema=schema)
+        except UpstreamError as exc:
+            # A garbled upstream answer is bad output like any other: worth another try.
+            error = exc.message
+            continue
+        usage += completion.usage
+        try:
+            return Answer(accept(model.model_validate(parse_json(completion.text))),
+                          usage, calls)
+        except ValidationError as exc:
+            error = describe_error(exc)
+        except (AnswerInvalid, ChecklistInvalid) as exc:
+            error = str(exc)
+        conversation = [*conversation, {"role": "assistant", "content": completion.text},
+                        {"role": "user", "content": render("retry", error=error)}]
+    return Answer(None, usage, calls, error)

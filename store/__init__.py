@@ -1,0 +1,46 @@
+"""Persistence: SQLAlchemy models, engines, repositories, migrations (leaf package).
+
+Upper layers use the records and repositories; ORM rows never leave this package.
+"""
+
+from store.checklists import ChecklistRepository
+from store.db import make_engine, make_sessionmaker, ping
+from store.errors import Conflict, InvalidCursor, StoreError
+from store.experiences import ExperienceRepository
+from store.ids import new_id
+from store.loops import LoopRepository
+from store.records import (
+    CANDIDATE_KINDS,
+    CHECKLIST_SOURCES,
+    CandidateRecord,
+    ChecklistRecord,
+    ExperienceRecord,
+    IndexEntry,
+    LoopRecord,
+    LoopSummary,
+    Page,
+)
+from store.repositories import Store
+
+__all__ = [
+    "CANDIDATE_KINDS",
+    "CHECKLIST_SOURCES",
+    "CandidateRecord",
+    "ChecklistRecord",
+    "ChecklistRepository",
+    "Conflict",
+    "ExperienceRecord",
+    "ExperienceRepository",
+    "IndexEntry",
+    "InvalidCursor",
+    "LoopRecord",
+    "LoopRepository",
+    "LoopSummary",
+    "Page",
+    "Store",
+    "StoreError",
+    "make_engine",
+    "make_sessionmaker",
+    "new_id",
+    "ping",
+]

@@ -1,0 +1,90 @@
+"""Engines and sessions. Built by the app's lifespan from settings; nothing here is global."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+log = logging.getLogger(__name__)
+
+SQLITE_BUSY_TIMEOUT_MS = 5000
+# Execution option: "IMMEDIATE" takes SQLite's write lock at BEGIN, so a transaction that
+# reads before it writes waits for other writers (busy_timeout) instead of failing.
+SQLITE_BEGIN = "sqlite_begin"
+_SQLITE_BEGIN_MODES = ("", "DEFERRED", "IMMEDIATE", "EXCLUSIVE")
+
+
+def _is_memory(url: URL) -> bool:
+    database = url.database or ""
+    return database in ("", ":memory:") or "mode=memory" in str(url.query.get("mode", ""))
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Foreign keys are off per connection by default in SQLite; WAL lets readers run
+    # while a loop is being written; busy_timeout waits instead of failing on a lock.
+    # The driver's own implicit transactions skip DDL and SAVEPOINT; turning them off and
+    # emitting BEGIN ourselves (below) makes migrations atomic, as on PostgreSQL.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    finally:
+        cursor.close()
+
+
+def _sqlite_on_begin(connection: Any) -> None:
+    mode = connection.get_execution_options().get(SQLITE_BEGIN, "")
+    if mode not in _SQLITE_BEGIN_MODES:
+        raise ValueError(f"{SQLITE_BEGIN}={mode!r} is not one of {_SQLITE_BEGIN_MODES}")
+    connection.exec_driver_sql(f"BEGIN {mode}".rstrip())
+
+
+def make_engine(url: str | URL, echo: bool = False, **kwargs: Any) -> AsyncEngine:
+    """An async engine for `sqlite+aiosqlite://` or `postgresql+asyncpg://` (or psycopg) URLs.
+
+    For a SQLite file the parent directory is created; every SQLite connection gets foreign
+    keys and WAL. An in-memory SQLite URL shares one connection, so all sessions see the
+    same database. Extra keyword arguments go to `create_async_engine`.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if _is_memory(parsed):
+            kwargs.setdefault("poolclass", StaticPool)
+            kwargs.setdefault("connect_args", {"check_same_thread": False})
+        else:
+            database = str(parsed.database)
+            if not database.startswith("file:"):
+                Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(parsed, echo=echo, **kwargs)
+        event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
+        event.listen(engine.sync_engine, "begin", _sqlite_on_begin)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_async_engine(parsed, echo=echo, **kwargs)
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker:
+    # Records are copied out of rows inside the session, but expiring on commit would
+    # still trigger lazy loads (which async sessions forbid) on any row touched afterwards.
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def ping(engine: AsyncEngine, limit_s: float = 2.0) -> bool:
+    """True when the database answers a trivial query within `limit_s` seconds."""
+    try:
+        async with asyncio.timeout(limit_s), engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception as exc:  # readiness is a yes/no answer; the reason goes to the log
+        log.warning("database ping failed: %s", exc)
+        return False
+    return True

@@ -1,0 +1,188 @@
+"""Plain records passed into and out of the repositories; upper layers never see ORM rows.
+
+JSON-valued fields hold whatever JSON-compatible value the caller gives (dicts, lists, str,
+numbers, bool, None); they come back as dicts and lists, so tuples inside them read back as
+lists. Datetimes are timezone-aware UTC on the way out; naive ones are refused on the way in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
+
+from store.ids import new_id
+
+T = TypeVar("T")
+
+CANDIDATE_KINDS = ("draft", "memory_rewrite", "rewrite")
+CHECKLIST_SOURCES = ("generated", "cache", "pack", "user", "none")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _require_aware(name: str, value: datetime | None) -> None:
+    if value is not None and value.tzinfo is None:
+        raise ValueError(f"{name} must be timezone-aware (use datetime.now(UTC))")
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRecord:
+    """One text the loop produced: the draft, a memory rewrite, or a reflection rewrite.
+
+    `scores` maps a dimension name to {"score": int, "evidence": str, ...}; `total_score` is
+    the normalised total in [0, 1], None when the candidate was never evaluated.
+    """
+
+    position: int
+    round: int
+    kind: str
+    text: str
+    parent_position: int | None = None
+    scores: dict[str, Any] = field(default_factory=dict)
+    total_score: float | None = None
+    reflection: dict[str, Any] | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    latency_ms: float = 0.0
+    id: str = field(default_factory=new_id)
+
+    def __post_init__(self) -> None:
+        if self.kind not in CANDIDATE_KINDS:
+            raise ValueError(f"candidate kind {self.kind!r} is not one of {CANDIDATE_KINDS}")
+
+
+@dataclass(frozen=True, slots=True)
+class LoopRecord:
+    """Everything one reflection loop did, as training and the admin trace need it."""
+
+    namespace: str
+    model: str
+    backend: str
+    request: dict[str, Any]
+    id: str = field(default_factory=new_id)
+    created_at: datetime = field(default_factory=utcnow)
+    finished_at: datetime | None = None
+    checklist: dict[str, Any] | None = None
+    checklist_source: str = "none"
+    checklist_id: str | None = None
+    stop_reason: str | None = None
+    rounds: int = 0
+    initial_score: float | None = None
+    final_score: float | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=dict)
+    experiences: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    candidates: tuple[CandidateRecord, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.checklist_source not in CHECKLIST_SOURCES:
+            raise ValueError(
+                f"checklist_source {self.checklist_source!r} is not one of {CHECKLIST_SOURCES}"
+            )
+        _require_aware("created_at", self.created_at)
+        _require_aware("finished_at", self.finished_at)
+        # Callers naturally build lists; a tuple keeps the record immutable and comparable.
+        object.__setattr__(self, "candidates", tuple(self.candidates))
+
+    @property
+    def score_gain(self) -> float | None:
+        """Final minus initial normalised score; stored only so that lists can filter on it."""
+        if self.initial_score is None or self.final_score is None:
+            return None
+        return self.final_score - self.initial_score
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSummary:
+    """A loop without its payloads (request, checklist, candidates): one row of a listing."""
+
+    id: str
+    namespace: str
+    created_at: datetime
+    finished_at: datetime | None
+    model: str
+    backend: str
+    checklist_source: str
+    checklist_id: str | None
+    stop_reason: str | None
+    rounds: int
+    initial_score: float | None
+    final_score: float | None
+    score_gain: float | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExperienceRecord:
+    """A reflection experience: what kind of task (`key`), what worked (`text`), and usage.
+
+    `gain_sum / gain_count` is the mean score gain when the experience was selected; the
+    mean is derived, not stored.
+    """
+
+    namespace: str
+    key: str
+    text: str
+    embedding_model: str
+    score_trajectory: tuple[float, ...] = ()
+    source_loop_id: str | None = None
+    id: str = field(default_factory=new_id)
+    created_at: datetime = field(default_factory=utcnow)
+    updated_at: datetime | None = None  # None: same as created_at
+    recalled_count: int = 0
+    selected_count: int = 0
+    gain_sum: float = 0.0
+    gain_count: int = 0
+
+    def __post_init__(self) -> None:
+        _require_aware("created_at", self.created_at)
+        _require_aware("updated_at", self.updated_at)
+        object.__setattr__(self, "score_trajectory", tuple(self.score_trajectory))
+        if self.updated_at is None:
+            object.__setattr__(self, "updated_at", self.created_at)
+
+    @property
+    def mean_gain(self) -> float | None:
+        return self.gain_sum / self.gain_count if self.gain_count else None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """What rebuilding the vector index needs for one experience."""
+
+    id: str
+    namespace: str
+    embedding_model: str
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChecklistRecord:
+    """A checklist as stored for reuse; `body` is the serialised Checklist."""
+
+    namespace: str
+    query_hash: str
+    model: str
+    source: str
+    body: dict[str, Any]
+    id: str = field(default_factory=new_id)
+    created_at: datetime = field(default_factory=utcnow)
+
+    def __post_init__(self) -> None:
+        _require_aware("created_at", self.created_at)
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing; unpacks as `items, next_cursor`. No next cursor: last page."""
+
+    items: tuple[T, ...]
+    next_cursor: str | None
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.items, self.next_cursor))

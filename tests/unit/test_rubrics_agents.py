@@ -1,0 +1,146 @@
+"""The three coding agents (and the fused mode) against the scripted backend."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from llm.errors import UpstreamError, UpstreamUnavailable
+from llm.scripted import ScriptedBackend
+from llm.types import ChatParams
+from rubrics.agents import (
+    AxialCoding,
+    FusedCoding,
+    OpenCoding,
+    SelectiveCoding,
+    build_checklist,
+)
+from rubrics.packs import PackLibrary
+from rubrics.templates import render
+
+PARAMS = ChatParams(model="writer", temperature=0.2, n=3, tools=[{"type": "function"}])
+ENGLISH = [
+    {"role": "system", "content": "You are a copywriter for a kettle brand."},
+    {"role": "user", "content": "Write a tagline."},
+    {"role": "assistant", "content": "Boil brilliance."},
+    {"role": "user", "content": "Now write a 100-word product description for teenagers."},
+]
+CHINESE = [{"role": "user", "content": "请为青少年写一段100字左右的电水壶产品描述。"}]
+NAMES = ["Audience fit", "Length", "Product facts", "Tone", "Call to action"]
+
+
+def open_answer(names=NAMES) -> str:
+    return json.dumps({"candidates": [
+        {"name": n, "aspect": "task_goal", "reason": f"{n} matters"} for n in names]})
+
+
+def axial_answer(names=NAMES) -> str:
+    return json.dumps({"dimensions": [
+        {"name": n, "description": f"checks {n}", "rationale": f"why {n}",
+         "merged_from": [n]} for n in names]})
+
+
+def rubric(names=NAMES, bands=4) -> list[dict]:
+    return [{"name": n, "description": f"checks {n}", "rationale": f"why {n}",
+             "bands": [f"{n} level {k}" for k in range(bands)]} for n in names]
+
+
+def selective_answer(names=NAMES, bands=4) -> str:
+    return json.dumps({"dimensions": rubric(names, bands)})
+
+
+async def test_three_agents_build_a_banded_checklist():
+    backend = ScriptedBackend([open_answer(), axial_answer(), selective_answer()])
+    built = await build_checklist(backend, ENGLISH, PARAMS)
+    assert not built.degraded and built.calls == 3 and len(backend.calls) == 3
+    ck = built.checklist
+    assert [d.name for d in ck.dimensions] == NAMES
+    assert ck.source == "generated" and ck.language == "en"
+    assert [(b.low, b.high) for b in ck.dimensions[0].bands] == [(1, 2), (3, 4), (5, 6), (7, 8)]
+    assert ck.dimensions[0].bands[0].description == "Audience fit level 0"
+    assert ck.dimensions[0].rationale == "why Audience fit"
+    schemas = [c.schema for c in backend.calls]
+    assert schemas == [OpenCoding.model_json_schema(), AxialCoding.model_json_schema(),
+                       SelectiveCoding.model_json_schema()]
+    assert built.usage.prompt_tokens > 0 and built.usage.completion_tokens > 0
+    first = backend.calls[0]
+    assert first.params.n == 1 and first.params.tools is None
+    assert first.params.temperature == 0.2
+    prompt = first.messages[-1]["content"]
+    assert 'target="true">\nNow write a 100-word product description' in prompt
+    assert "You are a copywriter" in prompt and render("language_zh").strip() not in prompt
+    # Each later agent works from the previous one's answer.
+    assert '"Call to action"' in backend.calls[1].messages[-1]["content"]
+    assert '"merged_from"' in backend.calls[2].messages[-1]["content"]
+
+
+async def test_chinese_query_gets_the_chinese_instruction():
+    backend = ScriptedBackend([open_answer(), axial_answer(), selective_answer()])
+    built = await build_checklist(backend, CHINESE, PARAMS)
+    assert built.checklist.language == "zh"
+    for call in backend.calls:
+        assert render("language_zh").strip() in call.messages[-1]["content"]
+
+
+async def test_invalid_answer_is_retried_with_the_error():
+    backend = ScriptedBackend([
+        open_answer(), axial_answer(),
+        selective_answer(names=NAMES[:2]),          # too few dimensions
+        selective_answer(bands=6),                  # too many bands
+        selective_answer(),
+    ])
+    built = await build_checklist(backend, ENGLISH, PARAMS)
+    assert not built.degraded and built.calls == 5
+    retry = backend.calls[3].messages
+    assert retry[-2]["role"] == "assistant" and "only 2 usable dimensions" in retry[-1]["content"]
+    assert "6 usable bands" in backend.calls[4].messages[-1]["content"]
+
+
+async def test_obvious_faults_are_repaired_without_a_retry():
+    names = NAMES + ["tone ", "Grammar", "Originality", "Brand voice", "Safety", "Humour"]
+    dims = rubric(names)
+    dims.insert(0, {"name": "", "description": "x", "rationale": "x", "bands": ["a", "b", "c"]})
+    backend = ScriptedBackend([
+        "```json\n" + open_answer() + "\n```", axial_answer(),
+        "Here you go: " + json.dumps({"dimensions": dims, "extra": 1}),
+    ])
+    built = await build_checklist(backend, ENGLISH, PARAMS, n_max=8)
+    assert built.calls == 3 and not built.degraded
+    assert [d.name for d in built.checklist.dimensions] == NAMES + [
+        "Grammar", "Originality", "Brand voice"]
+
+
+@pytest.mark.parametrize("query, language", [(ENGLISH, "en"), (CHINESE, "zh")])
+async def test_garbage_degrades_to_the_generic_checklist(query, language):
+    backend = ScriptedBackend(default="I cannot help with that.")
+    built = await build_checklist(backend, query, PARAMS, retries=2)
+    assert built.degraded and built.calls == 3
+    assert built.checklist == PackLibrary().generic(language)
+    assert "open coding" in built.error
+
+
+async def test_schema_valid_but_useless_answers_degrade_at_the_failing_step():
+    backend = ScriptedBackend([open_answer(), axial_answer(), '{"dimensions": []}',
+                               '{"dimensions": "none"}'])
+    built = await build_checklist(backend, ENGLISH, PARAMS, retries=1)
+    assert built.degraded and built.calls == 4 and "selective coding" in built.error
+
+
+async def test_garbled_upstream_answer_is_retried_but_outages_raise():
+    backend = ScriptedBackend([UpstreamError("bad gateway"), open_answer(), axial_answer(),
+                               selective_answer()])
+    built = await build_checklist(backend, ENGLISH, PARAMS)
+    assert not built.degraded and built.calls == 4
+    with pytest.raises(UpstreamUnavailable):
+        await build_checklist(ScriptedBackend([UpstreamUnavailable("down")]), ENGLISH, PARAMS)
+
+
+async def test_fused_mode_is_one_call():
+    answer = json.dumps({"candidates": json.loads(open_answer())["candidates"],
+                         "dimensions": rubric(bands=5)})
+    backend = ScriptedBackend([answer])
+    built = await build_checklist(backend, ENGLISH, PARAMS, mode="fused", step=1)
+    assert built.calls == 1 and backend.calls[0].schema == FusedCoding.model_json_schema()
+    d = built.checklist.dimensions[0]
+    assert [(b.low, b.high) for b in d.bands] == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]

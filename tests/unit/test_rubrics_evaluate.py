@@ -1,0 +1,134 @@
+"""Judging a text against a checklist, joint and per dimension."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from llm.errors import UpstreamUnavailable
+from llm.scripted import ScriptedBackend
+from llm.types import ChatParams, Completion
+from rubrics.checklist import Checklist
+from rubrics.evaluate import Judged, evaluate
+
+PARAMS = ChatParams(model="judge", n=2)
+QUERY = [{"role": "user", "content": "Write a haiku about autumn rain."}]
+TEXT = "Cold rain on the roof\nmaple leaves drift in puddles\nthe kettle is warm"
+
+
+def make_checklist() -> Checklist:
+    def dim(name, ranges, weight=1.0):
+        return {"name": name, "description": f"checks {name}", "weight": weight,
+                "bands": [{"low": lo, "high": hi, "description": f"{name} {lo}-{hi}"}
+                          for lo, hi in ranges]}
+    return Checklist.model_validate({"dimensions": [
+        dim("Form", [(1, 2), (3, 4), (5, 6), (7, 8), (9, 10)]),
+        dim("Imagery", [(1, 3), (4, 6), (7, 9)], weight=2.0),
+        dim("Seasonal word", [(0, 0), (1, 1)]),
+    ]})
+
+
+def joint(**scores) -> str:
+    return json.dumps({"scores": {name: {"evidence": ev, "score": s}
+                                  for name, (s, ev) in scores.items()}})
+
+
+async def test_joint_scores_every_dimension_in_one_call():
+    ck = make_checklist()
+    backend = ScriptedBackend([json.dumps({"scores": {
+        "Form": {"evidence": "Cold rain on the roof", "score": 8},
+        "imagery": {"evidence": "“maple leaves drift in puddles”", "score": 9},
+        "Seasonal word": {"evidence": "autumn is implied by maple", "score": 1},
+    }})])
+    result = await evaluate(backend, QUERY, TEXT, ck, PARAMS)
+    assert result.calls == 1 and not result.degraded
+    scores = {s.name: (s.score, s.band, s.evidence) for s in result.evaluation.scores}
+    assert scores == {"Form": (8, 3, "Cold rain on the roof"),
+                      "Imagery": (9, 2, "maple leaves drift in puddles"),
+                      "Seasonal word": (1, 1, "autumn is implied by maple")}
+    assert result.total == 8 + 2 * 9 + 1
+    assert result.normalised == pytest.approx((7 / 9 + 2 * 8 / 8 + 1) / 4)
+    call = backend.calls[0]
+    assert call.params.n == 1
+    props = call.schema["properties"]["scores"]["properties"]
+    assert props["Imagery"]["properties"]["score"] == {"type": "integer", "minimum": 1,
+                                                       "maximum": 9}
+    assert set(props["Form"]["properties"]) == set(Judged.model_json_schema()["properties"])
+    prompt = call.messages[-1]["content"]
+    assert TEXT in prompt and "- 7-9: Imagery 7-9" in prompt
+
+
+async def test_out_of_range_and_fractional_scores_are_clamped():
+    backend = ScriptedBackend([joint(Form=(42, "x"), Imagery=(-3, "y"),
+                                     **{"Seasonal word": (0.6, "z")})])
+    result = await evaluate(backend, QUERY, TEXT, make_checklist(), PARAMS)
+    assert [s.score for s in result.evaluation.scores] == [10, 1, 1]
+    assert not result.degraded and result.calls == 1
+
+
+async def test_missing_dimensions_are_retried_alone_then_scored_at_minimum():
+    ck = make_checklist()
+    backend = ScriptedBackend([
+        joint(Form=(6, "a")),
+        "not json at all",
+        joint(Imagery=("high", "b")),
+    ])
+    result = await evaluate(backend, QUERY, TEXT, ck, PARAMS, retries=2)
+    assert result.degraded and result.calls == 3
+    assert [s.score for s in result.evaluation.scores] == [6, 1, 0]
+    retry = backend.calls[1]
+    assert set(retry.schema["properties"]["scores"]["properties"]) == {"Imagery",
+                                                                       "Seasonal word"}
+    assert '"Imagery", "Seasonal word"' in retry.messages[-1]["content"]
+    result.evaluation.validate_against(ck)
+
+
+async def test_per_dimension_makes_one_concurrent_call_per_dimension():
+    ck = make_checklist()
+    in_flight, peak = 0, 0
+
+    class Tracking(ScriptedBackend):
+        async def chat(self, messages, params, schema=None) -> Completion:
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.01)
+            in_flight -= 1
+            return await super().chat(messages, params, schema)
+
+    def reply(messages, params, schema):
+        top = schema["properties"]["score"]["maximum"]
+        return json.dumps({"evidence": "Cold rain", "score": top})
+
+    backend = Tracking(default=reply)
+    result = await evaluate(backend, QUERY, TEXT, ck, PARAMS, mode="per_dimension")
+    assert result.calls == 3 and len(backend.calls) == 3 and peak == 3
+    assert result.normalised == 1.0 and not result.degraded
+    judged = sorted(c.messages[-1]["content"].split("### ")[1].split("\n")[0]
+                    for c in backend.calls)
+    assert judged == ["Form", "Imagery", "Seasonal word"]
+
+    peak = 0
+    backend = Tracking(default=reply)
+    await evaluate(backend, QUERY, TEXT, ck, PARAMS, mode="per_dimension", concurrency=1)
+    assert peak == 1 and len(backend.calls) == 3
+
+
+async def test_per_dimension_degrades_only_the_dimension_that_fails():
+    def reply(messages, params, schema):
+        if "### Imagery" in messages[1]["content"]:
+            return "garbage"
+        return json.dumps({"evidence": "e", "score": 1})
+
+    result = await evaluate(ScriptedBackend(default=reply), QUERY, TEXT, make_checklist(),
+                            PARAMS, mode="per_dimension", retries=1)
+    assert result.degraded and result.calls == 2 + 2
+    assert result.evaluation.scores[1].score == 1 and result.evaluation.scores[1].evidence == ""
+
+
+async def test_upstream_outage_raises():
+    backend = ScriptedBackend(default=UpstreamUnavailable("down"))
+    with pytest.raises(UpstreamUnavailable):
+        await evaluate(backend, QUERY, TEXT, make_checklist(), PARAMS, mode="per_dimension")
