@@ -58,7 +58,8 @@ def build_local(settings: Settings, metrics: Metrics) -> Backend:
 
     loc = settings.local
     return LocalBackend(model_path=settings.model, device=loc.device, dtype=loc.dtype,
-                        max_new_tokens=loc.max_new_tokens, concurrency=loc.concurrency)
+                        max_new_tokens=loc.max_new_tokens, concurrency=loc.concurrency,
+                        allow_download=True)
 
 
 BACKENDS: dict[str, Callable[[Settings, Metrics], Backend]] = {

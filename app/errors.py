@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from app.logs import current_request_id
 from llm.errors import RedraftError
+from store.errors import Conflict
 
 log = logging.getLogger("redraft.errors")
 
@@ -34,6 +35,8 @@ def error_of(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
     """Status, OpenAI error body and headers for any exception."""
     if isinstance(exc, RedraftError):
         return exc.status, error_body(exc.message, exc.type, exc.param, exc.code), exc.headers
+    if isinstance(exc, Conflict):
+        return 409, error_body(str(exc), "invalid_request_error", None, "conflict"), {}
     rid = current_request_id()
     log.error("unhandled error", exc_info=exc, extra={"request_id": rid})
     message = "internal server error" + (f" (request id {rid})" if rid else "")

@@ -88,6 +88,9 @@ def configure_logging(level: str, json: bool) -> None:
         logger.handlers.clear()
         logger.propagate = True
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
+    # Libraries that narrate routine work at INFO (migration plugins, HTTP requests).
+    for name in ("alembic", "httpx", "huggingface_hub", "urllib3"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
 
 
 def _incoming_id(scope: dict[str, Any]) -> str | None:

@@ -51,8 +51,12 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
     """Migrate the database, connect Redis, start the backend. Raises on what cannot start."""
     metrics = metrics or Metrics()
     settings.data.dir.mkdir(parents=True, exist_ok=True)
-    await upgrade(settings.database_url)
     engine = make_engine(settings.database_url, echo=settings.database.echo)
+    try:
+        await upgrade(engine)
+    except BaseException:
+        await engine.dispose()
+        raise
     redis = None
     started: list[Backend] = []
     try:

@@ -29,7 +29,8 @@ class Reply:
         self.model = req.get("model") or "fake-model"
         self.n = int(req.get("n") or 1)
         self.limit = req.get("max_tokens") or req.get("max_completion_tokens")
-        self.prompt_tokens = sum(len(text_of(m.get("content")).split()) for m in req["messages"]) or 1
+        self.prompt_tokens = sum(len(text_of(m.get("content")).split())
+                                 for m in req["messages"]) or 1
         self.tool = forced_tool(req)
         self.args = orjson.dumps(instance((self.tool or {}).get("parameters") or {})).decode()
         self.pieces = [self._pieces(i) for i in range(self.n)]

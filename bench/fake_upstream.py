@@ -25,7 +25,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,8 +265,9 @@ async def _error(send: Any, status: int, message: str, *, param: str | None = No
 RESPONDERS = ("default", "writer")
 
 
-def make_responder(name: str) -> Responder | None:
-    """A responder by its CLI name: "default" (None: quote the request) or "writer"."""
+def make_responder(name: str, **options: Any) -> Responder | None:
+    """A responder by its CLI name: "default" (None: quote the request) or "writer"
+    (`options` go to `WriterResponder`: draft_score, step)."""
     if name == "default":
         return None
     if name == "writer":
@@ -274,7 +275,7 @@ def make_responder(name: str) -> Responder | None:
             from bench.fake_writer import WriterResponder
         except ImportError:  # run by path
             from fake_writer import WriterResponder  # type: ignore[no-redef]
-        return WriterResponder()
+        return WriterResponder(**options)
     raise ValueError(f"unknown responder {name!r}; expected one of {RESPONDERS}")
 
 
@@ -352,10 +353,11 @@ class FakeProcess:
 
 @contextlib.contextmanager
 def run_subprocess(*, latency: float = 0.0, host: str = "127.0.0.1",
-                   responder: str = "default") -> Iterator[FakeProcess]:
+                   responder: str = "default", args: Sequence[str] = ()) -> Iterator[FakeProcess]:
+    """The fake in a subprocess; `args` are more CLI flags (e.g. ["--score-step", "0"])."""
     # By path, not `-m`: it imports nothing of ours, so it runs from any working directory.
     cmd = [sys.executable, os.path.abspath(__file__), "--host", host, "--port", "0",
-           "--latency", str(latency), "--responder", responder]
+           "--latency", str(latency), "--responder", responder, *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
@@ -379,10 +381,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", action="append", help="model id served (repeatable)")
     parser.add_argument("--responder", choices=RESPONDERS, default="default",
                         help="writer: answer redraft's hidden calls like a competent model")
+    parser.add_argument("--draft-score", type=float, default=0.5,
+                        help="writer: the judge's normalised score of an unrevised text")
+    parser.add_argument("--score-step", type=float, default=0.2,
+                        help="writer: how much each revision raises the score (0: never)")
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args(argv)
+    options = {"draft_score": args.draft_score, "step": args.score_step}
     fake = FakeUpstream(latency=args.latency, models=tuple(args.model or ("fake-model",)),
-                        responder=args.responder)
+                        responder=make_responder(args.responder, **(
+                            options if args.responder == "writer" else {})))
     sock = _bind(args.host, args.port)
     server = _server(fake, args.log_level)
 

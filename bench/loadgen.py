@@ -60,6 +60,7 @@ class _Tally:
     latencies: list[float] = field(default_factory=list)  # seconds, window requests only
     first_bytes: list[float] = field(default_factory=list)  # streams: time to first chunk
     errors: int = 0
+    answered: int = 0  # every good answer, warm-up included: divides the target's CPU time
     first_error: str | None = None
 
     def error(self, t0: float, what: str) -> None:
@@ -91,7 +92,9 @@ async def _worker(session: aiohttp.ClientSession, url: str, body: bytes,
                 t1 = perf()
             if not ok:
                 tally.error(t0, f"HTTP {resp.status}")
-            elif t0 >= tally.start and t1 <= tally.end:
+                continue
+            tally.answered += 1
+            if t0 >= tally.start and t1 <= tally.end:
                 tally.latencies.append(t1 - t0)
                 if stream and first is not None:
                     tally.first_bytes.append(first - t0)
@@ -126,6 +129,7 @@ async def run_load(url: str, *, concurrency: int, duration: float, warmup: float
         "p99_ms": round(percentile(lat, 99) * 1000, 3),
         "errors": tally.errors,
         "requests": len(lat),
+        "answered": tally.answered,
         "loadgen_cpu": round((time.process_time() - cpu0) / wall, 2),
     }
     if stream:

@@ -158,7 +158,6 @@ def _load(url: str, concurrency: int, args: argparse.Namespace, api_key: str | N
     if api_key:
         cmd += ["--api-key", api_key]
     before = {name: _cpu_seconds(pid) for name, pid in watch.items()}
-    started = time.monotonic()
     proc = _spawn(cmd, stdout=subprocess.PIPE, text=True)
     try:
         out, _ = proc.communicate(timeout=args.duration + args.warmup + 60)
@@ -167,14 +166,15 @@ def _load(url: str, concurrency: int, args: argparse.Namespace, api_key: str | N
     if proc.returncode != 0 or not out.strip():
         raise RuntimeError(f"load generator failed with {proc.returncode}")
     figures = json.loads(out.strip().splitlines()[-1])
-    wall = time.monotonic() - started
+    # CPU per answered request: unlike requests/s it hardly moves when other work shares the
+    # cores, so it is the figure to compare between runs and between changes.
     cpu = {}
     for name, pid in watch.items():
         after = _cpu_seconds(pid)
-        if after is not None and before[name] is not None:
-            cpu[name] = round((after - before[name]) / wall, 2)  # cores busy, on average
+        if after is not None and before[name] is not None and figures["answered"]:
+            cpu[name] = round((after - before[name]) * 1000 / figures["answered"], 3)
     if cpu:
-        figures["cpu"] = cpu
+        figures["cpu_ms_per_req"] = cpu
     return figures
 
 
@@ -211,7 +211,7 @@ def _proxy(args: argparse.Namespace, upstream: str) -> Iterator[tuple[str, int |
         return
     _log(f"waiting up to {args.target_wait:.0f} s for {args.target} to answer")
     _wait_ready(args.target, args.model, args.api_key, args.target_wait)
-    yield args.target.rstrip("/"), None
+    yield args.target.rstrip("/"), args.target_pid
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target-wait", type=float, default=300.0,
                    help="seconds to wait for --target to answer")
     p.add_argument("--api-key", help="bearer key for --target")
+    p.add_argument("--target-pid", type=int, help="pid of --target, to report its CPU use")
     p.add_argument("--model", default="fake-model", help="model name sent in each request")
     p.add_argument("--duration", type=float, default=5.0, help="measured seconds per phase")
     p.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds per phase")

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import inspect
 import os
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from llm.errors import InvalidRequest
 from llm.types import Message
@@ -60,7 +62,8 @@ def load_model(
     # transformers 4.56 renamed torch_dtype to dtype; the old name warns in 5.x.
     major, minor = (int(p) for p in transformers.__version__.split(".")[:2])
     dtype_kw = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
-    local_only = not allow_download
+    # Offline, a hub download retries for about a minute before failing: probe first.
+    local_only = not allow_download or os.path.isdir(model_path) or not hub_reachable()
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(
             model_path, local_files_only=local_only
@@ -71,7 +74,8 @@ def load_model(
     except Exception as exc:  # OSError, ValueError, HF hub errors: all mean "not loadable"
         where = "directory" if os.path.isdir(model_path) else "path or cached hub id"
         raise ModelLoadError(
-            f"could not load local model {model_path!r} ({where}): {exc}. To fix: {FIXES}"
+            f"could not load local model {model_path!r} ({where}): {str(exc).rstrip('. ')}. "
+            f"To fix: {FIXES}"
         ) from exc
     model.to(torch_device)
     model.eval()
@@ -84,6 +88,19 @@ def load_model(
         vocab_width=int(model.get_output_embeddings().weight.shape[0]),
         forward_kwargs=_forward_kwargs(model),
     )
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub (or HF_ENDPOINT) accepts a connection right now."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+        return False
+    url = urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def _resolve_device(torch: Any, device: str) -> Any:

@@ -97,6 +97,7 @@ class ProcessSupervisor:
         probe_timeout: float = 5.0,
         log_file: Path | None = None,
         logger: logging.Logger | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.argv = list(argv)
         self.name = name
@@ -114,6 +115,7 @@ class ProcessSupervisor:
         self.restarts = 0
         self.state = "stopped"
         self._probe = probe
+        self._sleep = sleep
         self._transport: asyncio.SubprocessTransport | None = None
         self._child: _Child | None = None
         self._tail: deque[str] = deque(maxlen=TAIL_LINES)
@@ -237,7 +239,7 @@ class ProcessSupervisor:
                 self.name, pid, code, delay, await self._tail_text(),
             )
             while True:
-                await asyncio.sleep(delay)
+                await self._sleep(delay)
                 delay = min(max(delay * 2, 0.1), self.max_restart_delay)
                 self.restarts += 1
                 try:
@@ -254,24 +256,18 @@ class ProcessSupervisor:
             return
         pid = transport.get_pid()
         if not child.exited.done():
-            self._signal_group(pid, signal.SIGTERM)
+            _signal_group(transport, signal.SIGTERM)
             await asyncio.wait({child.exited}, timeout=self.stop_grace)
             if not child.exited.done():
                 self.log.warning("%s: pid %d ignored SIGTERM for %gs; killing it",
                                  self.name, pid, self.stop_grace)
         # Also after a clean exit: stragglers left in the group are killed, not orphaned.
-        self._signal_group(pid, signal.SIGKILL)
+        _signal_group(transport, signal.SIGKILL)
         await asyncio.shield(child.exited)
         await asyncio.wait({child.finished}, timeout=2.0)
-        await _group_gone(pid, within=1.0)
         transport.close()
         # Forget the pid: once reaped it may be reused, and a later killpg must not hit it.
         self._transport = self._child = None
-
-    @staticmethod
-    def _signal_group(pgid: int, sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, sig)
 
     async def _tail_text(self) -> str:
         if self.log_file is None:
@@ -294,18 +290,15 @@ class ProcessSupervisor:
         return [line.rstrip() for line in text.split("\n") if line.strip()][-TAIL_LINES:]
 
 
-async def _group_gone(pgid: int, within: float) -> None:
-    """Give SIGKILLed workers a moment to die, so a restart finds the port and GPU free.
-
-    Bounded: under a PID 1 that never reaps, dead workers linger as zombies in the group.
-    """
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        await asyncio.sleep(0.02)
+def _signal_group(transport: asyncio.SubprocessTransport, sig: signal.Signals) -> None:
+    try:
+        os.killpg(transport.get_pid(), sig)
+    except (ProcessLookupError, PermissionError):
+        # Not a group leader any more (it called setsid itself): signal the child alone
+        # rather than wait forever for an exit that no signal was sent to cause.
+        if transport.get_returncode() is None:
+            with contextlib.suppress(ProcessLookupError):
+                transport.send_signal(sig)
 
 
 def _open_append(path: Path) -> IO[bytes]:

@@ -3,6 +3,7 @@ cache, or the three coding agents; every checklist a loop uses is stored for reu
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -10,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm.base import Backend
-from llm.errors import NotFound
+from llm.errors import NotFound, UpstreamError, UpstreamTimeout, UpstreamUnavailable
 from llm.types import ChatParams, Message, Usage
 from rubrics.agents import build_checklist
 from rubrics.cache import ChecklistCache, checklist_cache_key
 from rubrics.checklist import Checklist, checklist_id, from_json
+from rubrics.conversation import detect_language, target_text
 from rubrics.packs import PackLibrary
 from rubrics.writingbench import from_writingbench
 from store.checklists import ChecklistRepository
@@ -61,6 +63,7 @@ class ChecklistProvider:
         self.n_min, self.n_max, self.retries = n_min, n_max, retries
         self._known: OrderedDict[str, None] = OrderedDict()  # ids surely stored already
         self._known_max = known
+        self._building: dict[str, asyncio.Future[Resolved]] = {}
 
     async def fixed(self, spec: ChecklistSpec, namespace: str) -> Resolved:
         """A checklist the request chose; 400 when malformed, 404 when unknown."""
@@ -77,19 +80,51 @@ class ChecklistProvider:
 
     async def build(self, query: Sequence[Message], writer_model: str, namespace: str,
                     mode: str) -> Resolved:
+        """The cached checklist, or a new one. Identical queries in flight at the same time
+        (n > 1 loops of one request, or a burst of the same request) share one build."""
         key = checklist_cache_key(query, writer_model, variant=f"{mode}:{self.n_min}-{self.n_max}")
         cached = await self.cache.get(key)
         if cached is not None:
             return await self._stored(cached, "cache", namespace, key)
-        built = await build_checklist(self.judge, query, self.params, mode=mode,  # type: ignore[arg-type]
-                                      n_min=self.n_min, n_max=self.n_max, retries=self.retries,
-                                      packs=self.packs)
+        pending = self._building.get(key)
+        if pending is not None:
+            shared = await asyncio.shield(pending)
+            return Resolved(shared.checklist, "cache", shared.id)
+        future = asyncio.get_running_loop().create_future()
+        self._building[key] = future
+        try:
+            resolved = await self._generate(query, key, namespace, mode)
+            future.set_result(resolved)
+            return resolved
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters get it, nobody else must
+            raise
+        finally:
+            del self._building[key]
+
+    async def _generate(self, query: Sequence[Message], key: str, namespace: str,
+                        mode: str) -> Resolved:
+        try:
+            built = await build_checklist(self.judge, query, self.params, mode=mode,  # type: ignore[arg-type]
+                                          n_min=self.n_min, n_max=self.n_max,
+                                          retries=self.retries, packs=self.packs)
+        except (UpstreamUnavailable, UpstreamTimeout, UpstreamError) as exc:
+            # The judge is unreachable: the draft may still be worth returning, so carry on
+            # with the generic rubric and let the loop degrade if evaluation fails too.
+            log.warning("checklist agents failed (%s); using the generic checklist", exc.message)
+            return await self._fallback(query, key, namespace)
         source = "pack" if built.degraded else "generated"
         if not built.degraded:  # a fallback is not this query's checklist: do not cache it
             await self.cache.put(key, built.checklist)
         resolved = await self._stored(built.checklist, source, namespace, key)
         return Resolved(resolved.checklist, source, resolved.id, built.usage, built.calls,
                         built.degraded)
+
+    async def _fallback(self, query: Sequence[Message], key: str, namespace: str) -> Resolved:
+        checklist = self.packs.generic(detect_language(target_text(query)))
+        resolved = await self._stored(checklist, "pack", namespace, key)
+        return Resolved(resolved.checklist, "pack", resolved.id, degraded=True)
 
     async def _stored(self, checklist: Checklist, source: str, namespace: str,
                       query_hash: str) -> Resolved:

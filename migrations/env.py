@@ -42,6 +42,8 @@ def _run(connection: Connection) -> None:
         # SQLite cannot ALTER most things; batch mode rebuilds the table instead.
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        # store.make_engine makes SQLite DDL transactional too (explicit BEGIN).
+        transactional_ddl=True,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -49,12 +49,47 @@ def _sqlite_on_begin(connection: Any) -> None:
     connection.exec_driver_sql(f"BEGIN {mode}".rstrip())
 
 
+def _libpq_options_for_asyncpg(url: URL, kwargs: dict[str, Any]) -> URL:
+    """Move libpq's `options=-c name=value ...` into asyncpg's `server_settings`.
+
+    psycopg understands the libpq form (`?options=-csearch_path%3Dredraft`) natively;
+    asyncpg refuses it, so the same URL would otherwise not work with both drivers.
+    """
+    options = url.query.get("options")
+    if options is None or url.get_driver_name() != "asyncpg":
+        return url
+    tokens = " ".join(options if isinstance(options, tuple) else [options]).split()
+    settings: dict[str, str] = {}
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token == "-c" and index + 1 < len(tokens):
+            index += 1
+            pair = tokens[index]
+        elif token.startswith("-c"):
+            pair = token[2:]
+        elif token.startswith("--"):
+            pair = token[2:]
+        else:
+            raise ValueError(f"unsupported PostgreSQL connection option {token!r} in the URL")
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"PostgreSQL connection option {pair!r} needs name=value")
+        settings[name.replace("-", "_")] = value
+        index += 1
+    connect_args = dict(kwargs.get("connect_args", {}))
+    connect_args["server_settings"] = {**connect_args.get("server_settings", {}), **settings}
+    kwargs["connect_args"] = connect_args
+    return url.difference_update_query(["options"])
+
+
 def make_engine(url: str | URL, echo: bool = False, **kwargs: Any) -> AsyncEngine:
     """An async engine for `sqlite+aiosqlite://` or `postgresql+asyncpg://` (or psycopg) URLs.
 
     For a SQLite file the parent directory is created; every SQLite connection gets foreign
     keys and WAL. An in-memory SQLite URL shares one connection, so all sessions see the
-    same database. Extra keyword arguments go to `create_async_engine`.
+    same database. PostgreSQL URLs may carry libpq's `options=-csearch_path%3D<schema>`
+    with either driver. Extra keyword arguments go to `create_async_engine`.
     """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -69,6 +104,7 @@ def make_engine(url: str | URL, echo: bool = False, **kwargs: Any) -> AsyncEngin
         event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
         event.listen(engine.sync_engine, "begin", _sqlite_on_begin)
         return engine
+    parsed = _libpq_options_for_asyncpg(parsed, kwargs)
     kwargs.setdefault("pool_pre_ping", True)
     return create_async_engine(parsed, echo=echo, **kwargs)
 

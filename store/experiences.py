@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -215,7 +216,7 @@ class ExperienceRepository:
         experiences were updated; unknown ids are ignored."""
         if not experience_ids:
             return 0
-        values = {
+        values: dict[Any, Any] = {
             Experience.recalled_count: Experience.recalled_count + recalled,
             Experience.selected_count: Experience.selected_count + selected,
         }

@@ -11,13 +11,16 @@ import binascii
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, or_
+from sqlalchemy import Select, and_, or_
+from sqlalchemy.orm import QueryableAttribute
 
 from store.errors import InvalidCursor
 
 MAX_LIMIT = 1000
+
+Q = TypeVar("Q", bound=Select[*tuple[Any, ...]])
 
 
 def encode_cursor(created_at: datetime, row_id: str) -> str:
@@ -44,12 +47,12 @@ def check_limit(limit: int) -> int:
 
 
 def paginate(
-    query: Select[Any],
-    created_col: ColumnElement[datetime],
-    id_col: ColumnElement[str],
+    query: Q,
+    created_col: QueryableAttribute[datetime],
+    id_col: QueryableAttribute[str],
     limit: int,
     cursor: str | None,
-) -> Select[Any]:
+) -> Q:
     """Order newest first, start after `cursor`, and fetch one extra row to detect a next page."""
     if cursor is not None:
         created_at, row_id = decode_cursor(cursor)

