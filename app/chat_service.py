@@ -27,7 +27,7 @@ from llm.types import ChatParams, Chunk, ChunkChoice, Message, Usage
 from loops.controller import ReflectionLoop
 from loops.record import to_record, usage_dict
 from loops.trace import Emit, LoopTrace
-from store.loops import LoopRepository
+from store.group_commit import LoopWriter
 
 log = logging.getLogger("redraft.chat")
 _PIECE = re.compile(r"\S+\s*|\s+")
@@ -35,13 +35,13 @@ _PIECE = re.compile(r"\S+\s*|\s+")
 
 class ChatService:
     def __init__(self, backend: Backend, metrics: Metrics, default_model: str, *,
-                 loop: ReflectionLoop | None = None, loops: LoopRepository | None = None,
+                 loop: ReflectionLoop | None = None, recorder: LoopWriter | None = None,
                  defaults: ReflectionSettings | None = None, backend_name: str = "") -> None:
         self.backend = backend
         self.metrics = metrics
         self.default_model = default_model
         self.loop = loop
-        self.loops = loops
+        self.recorder = recorder
         self.defaults = defaults or ReflectionSettings(enabled=False)
         self.backend_name = backend_name or getattr(backend, "name", "")
 
@@ -133,13 +133,13 @@ class ChatService:
 
     async def _record(self, trace: LoopTrace, req: ChatCompletionRequest, principal: Principal,
                       model: str) -> None:
-        if self.loops is None:
+        if self.recorder is None:
             return
         record = to_record(trace, namespace=principal.namespace,
                            request=req.model_dump(mode="json", exclude_none=True),
                            model=model, backend=self.backend_name)
         try:
-            await self.loops.save(record)
+            await self.recorder.save(record)
         except Exception:  # the answer is still good; the loop is absent, never half-written
             log.exception("could not record loop %s", trace.loop_id)
             self.metrics.count_error("loop_record")

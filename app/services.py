@@ -23,6 +23,7 @@ from rubrics.cache import ChecklistCache, MemoryChecklistCache, RedisChecklistCa
 from rubrics.packs import PackLibrary
 from store.checklists import ChecklistRepository
 from store.db import make_engine, make_sessionmaker
+from store.group_commit import LoopWriter
 from store.loops import LoopRepository
 from store.migrate import upgrade
 
@@ -42,6 +43,7 @@ class Services:
     metrics: Metrics
     packs: PackLibrary
     loops: LoopRepository
+    recorder: LoopWriter
     checklists: ChecklistRepository
     chat: ChatService
 
@@ -85,6 +87,7 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
     sessions = make_sessionmaker(engine)
     packs = PackLibrary()
     loops, checklists = LoopRepository(sessions), ChecklistRepository(sessions)
+    recorder = LoopWriter(loops)
     reflection = settings.reflection
     judge_params = ChatParams(model=settings.judge.model or settings.model,
                               temperature=settings.judge.temperature,
@@ -107,8 +110,9 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         metrics=metrics,
         packs=packs,
         loops=loops,
+        recorder=recorder,
         checklists=checklists,
-        chat=ChatService(backend, metrics, settings.model, loop=loop, loops=loops,
+        chat=ChatService(backend, metrics, settings.model, loop=loop, recorder=recorder,
                          defaults=reflection, backend_name=settings.resolved_backend),
     )
 
@@ -123,6 +127,7 @@ def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
 
 
 async def close_services(services: Services) -> None:
+    await services.recorder.aclose()
     for backend in {id(b): b for b in (services.backend, services.judge)}.values():
         with contextlib.suppress(Exception):
             await backend.aclose()

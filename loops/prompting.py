@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from string import Template
 
 from rubrics.checklist import Checklist, Evaluation
-from rubrics.conversation import detect_language, target_text
+from rubrics.conversation import detect_language
 
 
 @cache
@@ -17,6 +17,7 @@ def template(name: str) -> Template:
     return Template(resources.files("loops").joinpath("prompts", f"{name}.txt").read_text("utf-8"))
 
 
+@lru_cache(maxsize=1024)
 def language_rule(query_text: str) -> str:
     if detect_language(query_text) == "zh":
         return "Write in Chinese (简体中文), the language of the request."
@@ -59,6 +60,3 @@ def render_history(attempts: list[Attempt], limit: int = 3) -> str:
         f"- round {a.round}: {a.summary or 'revised'} -> score {a.before:.2f} to {a.after:.2f} "
         f"({a.after - a.before:+.2f})" for a in attempts[-limit:])
 
-
-def query_text(messages: list) -> str:  # type: ignore[type-arg]
-    return target_text(messages)

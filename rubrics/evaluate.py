@@ -21,7 +21,15 @@ from llm.errors import InvalidRequest, UpstreamError
 from llm.types import ChatParams, Message, Usage
 from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
 from rubrics.conversation import render_conversation
-from rubrics.structured import AnswerInvalid, AnswerModel, ask, for_schema, parse_json, system_user
+from rubrics.structured import (
+    AnswerInvalid,
+    AnswerModel,
+    ask,
+    for_schema,
+    parse_json,
+    schema_of,
+    system_user,
+)
 from rubrics.templates import render
 
 Mode = Literal["joint", "per_dimension"]
@@ -58,7 +66,7 @@ def _criterion(dim: Dimension) -> str:
 
 def judged_schema(dim: Dimension) -> JsonSchema:
     """Judged's schema with the score pinned to the dimension's integer scale."""
-    schema = Judged.model_json_schema()
+    schema = schema_of(Judged)
     schema["properties"]["score"] = {"type": "integer", "minimum": dim.scale_min,
                                      "maximum": dim.scale_max}
     return schema

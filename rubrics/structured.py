@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -69,6 +70,17 @@ def parse_json(text: str) -> Any:
     raise AnswerInvalid("the answer is not a JSON object")
 
 
+@cache
+def _schema_json(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema())
+
+
+def schema_of(model: type[BaseModel]) -> JsonSchema:
+    """`model`'s JSON Schema: built once per class (pydantic takes milliseconds to build one),
+    handed out as a fresh copy so a caller may edit it."""
+    return json.loads(_schema_json(model))
+
+
 def system_user(system: str, user: str) -> list[Message]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -81,7 +93,7 @@ async def ask(backend: Backend, messages: Sequence[Message], params: ChatParams,
     `accept` repairs what is obviously fixable and raises AnswerInvalid or ChecklistInvalid
     for the rest.
     """
-    schema = schema if schema is not None else model.model_json_schema()
+    schema = schema if schema is not None else schema_of(model)
     conversation = list(messages)
     usage, calls, error = Usage(), 0, None
     for _ in range(retries + 1):

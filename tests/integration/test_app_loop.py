@@ -117,7 +117,11 @@ def test_failure_mid_loop_leaves_the_answer_degraded_and_no_half_record(client, 
 def test_failed_draft_is_503_and_not_recorded(client, model, monkeypatch):
     services = client.app.state.services
     saved = []
-    monkeypatch.setattr(services.loops, "save", lambda record: saved.append(record))
+
+    async def record(records):
+        saved.extend(records)
+
+    monkeypatch.setattr(services.loops, "save_many", record)
     model.fail_after = 0
     r = ask(client, max_rounds=1)
     assert r.status_code == 503  # the draft itself failed: nothing to answer, nothing stored
@@ -127,15 +131,15 @@ def test_failed_draft_is_503_and_not_recorded(client, model, monkeypatch):
 
 def test_a_failed_write_stores_nothing(client, monkeypatch):
     services = client.app.state.services
-    real = services.loops.save
+    real = services.loops.save_many
 
-    async def broken(record):
-        # a candidate position clash makes the one transaction fail after the loop row
-        bad = record.candidates + (record.candidates[0],)
-        await real(type(record)(**{**{f: getattr(record, f) for f in record.__slots__},
-                                   "candidates": bad}))
+    async def broken(records):
+        # a candidate position clash makes the one transaction fail after the loop rows
+        clash = [type(r)(**{**{f: getattr(r, f) for f in r.__slots__},
+                            "candidates": r.candidates + (r.candidates[0],)}) for r in records]
+        await real(clash)
 
-    monkeypatch.setattr(services.loops, "save", broken)
+    monkeypatch.setattr(services.loops, "save_many", broken)
     r = ask(client, max_rounds=0)
     assert r.status_code == 200  # the answer still goes out
     assert client.get("/admin/loops", headers=ADMIN).json()["data"] == []
@@ -247,7 +251,7 @@ async def test_a_loop_cancelled_mid_way_is_not_recorded(model):
     repo = Repo()
     provider = ChecklistProvider(backend, ChatParams(), PackLibrary(), MemoryChecklistCache(), repo)
     loop = ReflectionLoop(backend, backend, provider, judge_params=ChatParams())
-    service = ChatService(backend, Metrics(), "tiny", loop=loop, loops=repo,
+    service = ChatService(backend, Metrics(), "tiny", loop=loop, recorder=repo,
                           defaults=ReflectionSettings())
     req = ChatCompletionRequest.model_validate(
         {"messages": MSG, "reflection": {"checklist": PACK, "max_rounds": 5, "threshold": 1.0}})

@@ -1,0 +1,64 @@
+"""Group commit: loops finishing at the same moment share one transaction.
+
+Under load many loops end together; one transaction (and one trip to the database thread)
+for all of them costs a fraction of one each. Every caller still waits until its own loop
+is committed, so a loop id in a response can be read back at once, and each loop is still
+written whole or not at all: a batch that fails is retried one loop at a time, so one bad
+record cannot take its neighbours down with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from store.loops import LoopRepository
+from store.records import LoopRecord
+
+
+class LoopWriter:
+    def __init__(self, repo: LoopRepository, max_batch: int = 64) -> None:
+        self.repo = repo
+        self.max_batch = max_batch
+        self._queue: list[tuple[LoopRecord, asyncio.Future[None]]] = []
+        self._drainer: asyncio.Task[None] | None = None
+
+    async def save(self, record: LoopRecord) -> None:
+        """Return once `record` is committed; raise what its own write raised."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # Mark a failure as seen even when the caller has gone and nobody awaits it.
+        done.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._queue.append((record, done))
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.ensure_future(self._drain())
+        # A caller that gives up (client gone) does not cancel the write: it lands whole.
+        await asyncio.shield(done)
+
+    async def aclose(self) -> None:
+        """Wait for everything queued to be written."""
+        if self._drainer is not None:
+            with contextlib.suppress(Exception):
+                await self._drainer
+
+    async def _drain(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
+            try:
+                await self.repo.save_many([record for record, _ in batch])
+            except Exception:
+                for record, done in batch:
+                    await self._save_one(record, done)
+                continue
+            for _, done in batch:
+                if not done.done():
+                    done.set_result(None)
+
+    async def _save_one(self, record: LoopRecord, done: asyncio.Future[None]) -> None:
+        try:
+            await self.repo.save(record)
+        except Exception as exc:
+            if not done.done():
+                done.set_exception(exc)
+            return
+        if not done.done():
+            done.set_result(None)

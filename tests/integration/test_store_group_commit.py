@@ -1,0 +1,46 @@
+"""Concurrent saves share transactions, yet each loop lands whole or not at all."""
+
+from __future__ import annotations
+
+import asyncio
+
+from store.db import make_engine, make_sessionmaker
+from store.group_commit import LoopWriter
+from store.loops import LoopRepository
+from store.migrate import upgrade
+from store.records import CandidateRecord, LoopRecord
+
+
+def record(bad: bool = False) -> LoopRecord:
+    candidates = [CandidateRecord(position=0, round=0, kind="draft", text="t", total_score=0.5)]
+    if bad:  # two candidates at one position break a constraint
+        candidates.append(CandidateRecord(position=0, round=1, kind="rewrite", text="u"))
+    return LoopRecord(namespace="n", model="m", backend="b", request={}, candidates=candidates)
+
+
+async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlite_url):
+    engine = make_engine(sqlite_url)
+    await upgrade(engine)
+    repo = LoopRepository(make_sessionmaker(engine))
+    batches = []
+    real = repo.save_many
+
+    async def counting(records):
+        batches.append(len(records))
+        await real(records)
+
+    repo.save_many = counting  # type: ignore[method-assign]
+    writer = LoopWriter(repo)
+    good = [record() for _ in range(20)]
+    bad = record(bad=True)
+    results = await asyncio.gather(*(writer.save(r) for r in [*good[:10], bad, *good[10:]]),
+                                   return_exceptions=True)
+    assert [type(r).__name__ for r in results].count("Conflict") == 1
+    assert isinstance(results[10], Exception)
+    assert max(batches) > 1  # concurrent saves shared a transaction
+    for r in good:
+        loaded = await repo.get(r.id)
+        assert loaded is not None and len(loaded.candidates) == 1
+    assert await repo.get(bad.id) is None
+    await writer.aclose()
+    await engine.dispose()
