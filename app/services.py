@@ -22,6 +22,7 @@ from loops.controller import ReflectionLoop
 from rubrics.cache import ChecklistCache, MemoryChecklistCache, RedisChecklistCache
 from rubrics.packs import PackLibrary
 from store.checklists import ChecklistRepository
+from store.experiences import ExperienceRepository
 from store.db import make_engine, make_sessionmaker
 from store.group_commit import LoopWriter
 from store.loops import LoopRepository
@@ -45,6 +46,7 @@ class Services:
     loops: LoopRepository
     recorder: LoopWriter
     checklists: ChecklistRepository
+    experiences: ExperienceRepository
     chat: ChatService
 
 
@@ -112,6 +114,7 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         loops=loops,
         recorder=recorder,
         checklists=checklists,
+        experiences=ExperienceRepository(sessions),
         chat=ChatService(backend, metrics, settings.model, loop=loop, recorder=recorder,
                          defaults=reflection, backend_name=settings.resolved_backend),
     )

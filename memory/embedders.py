@@ -91,7 +91,8 @@ class BatchingEmbedder:
         await asyncio.sleep(0)  # one tick for callers scheduled alongside to join
         while self._pending:
             batch, size = [], 0
-            while self._pending and (not batch or size + len(self._pending[0][0]) <= self._max_batch):
+            while self._pending and (not batch or size + len(self._pending[0][0])
+                                     <= self._max_batch):
                 batch.append(self._pending.pop(0))
                 size += len(batch[-1][0])
             texts = [t for part, _ in batch for t in part]
@@ -122,9 +123,11 @@ class SentenceTransformerEmbedder(BatchingEmbedder):
         try:
             self._model = st.SentenceTransformer(str(path_or_name), device=device)
         except (OSError, ValueError) as exc:
-            raise EmbedderUnavailable(f"cannot load embedding model {path_or_name!r}: {exc}") from exc
-        dim_of = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension")
+            raise EmbedderUnavailable(
+                f"cannot load embedding model {path_or_name!r}: {exc}") from exc
+        # Renamed in sentence-transformers 6; the old name warns there.
+        dim_of = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
         self.dim = int(dim_of())
         self.name = name or str(path_or_name)
         super().__init__(self._encode_sync, max_batch)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 WIDTH, HEIGHT = 640, 260
-LEFT, RIGHT, TOP, BOTTOM = 52, 20, 16, 44
+LEFT, RIGHT, TOP, BOTTOM = 52, 100, 16, 44  # the right margin holds the threshold label
 Y_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
@@ -91,8 +91,9 @@ def trajectory_chart(points: Sequence[Point], *, title: str, chart_id: str,
         parts.append(Markup(
             '<line class="threshold" x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#c2410c"'
             ' stroke-width="1.5" stroke-dasharray="6 4"/><text class="threshold-label" x="{}"'
-            ' y="{:.1f}" text-anchor="end" font-size="11" fill="#c2410c">threshold {:.2f}</text>'
-        ).format(LEFT, y, WIDTH - RIGHT, y, WIDTH - RIGHT, y - 5, threshold))
+            ' y="{:.1f}" dominant-baseline="middle" font-size="11" fill="#c2410c">'
+            'threshold {:.2f}</text>'
+        ).format(LEFT, y, WIDTH - RIGHT, y, WIDTH - RIGHT + 8, y, threshold))
     coords = " ".join(f"{_x(i, len(best)):.1f},{_y(s):.1f}" for i, s in enumerate(best))
     parts.append(Markup('<polyline class="best" points="{}" fill="none" stroke="#2563eb"'
                         ' stroke-width="2"/>').format(coords))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -46,11 +47,13 @@ def add_experience(server: Server, loop_id: str) -> ExperienceRecord:
         finally:
             await store.close()
 
-    asyncio.run(insert())
+    # Playwright's sync API keeps an event loop running on this thread: insert from another.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, insert()).result()
     return record
 
 
-def test_log_in_search_open_a_loop_and_see_markup_as_text(ui_server: Server, page: Any) -> None:
+def test_log_in_search_open_a_loop_and_see_markup_as_text(page: Any, ui_server: Server) -> None:
     trace = make_loop(ui_server)
     scored = [c for c in trace["candidates"] if c["total_score"] is not None]
     assert len(scored) >= 2 and trace["final_score"] > trace["initial_score"]
@@ -79,6 +82,7 @@ def test_log_in_search_open_a_loop_and_see_markup_as_text(ui_server: Server, pag
     page.click("form[role=search] button[type=submit]")
     rows = page.locator("#memory-table tbody tr")
     assert rows.count() == 1
+    page.screenshot(path="/tmp/redraft-memory.png", full_page=True)
     assert "<b>bold</b>" in rows.first.inner_text()
     assert page.locator("#memory-table b, #memory-table script").count() == 0
 
@@ -95,7 +99,7 @@ def test_log_in_search_open_a_loop_and_see_markup_as_text(ui_server: Server, pag
     page.wait_for_url(re.compile(f"/admin/ui/loops/{trace['id']}$"))
     chart = page.locator("svg.chart")
     assert chart.count() == 1 and chart.get_attribute("role") == "img"
-    assert page.locator("svg.chart title").first.inner_text().startswith("Score trajectory")
+    assert page.locator("svg.chart > title").text_content().startswith("Score trajectory")
     assert page.locator("svg.chart circle.score").count() == len(scored)
     assert page.locator("svg.chart line.threshold").count() == 1
     columns = page.locator("article.candidate")

@@ -1,0 +1,199 @@
+"""Memory-bank benchmark: build, add, search and recall@5 of the vector index; one JSON line.
+
+    python -m bench.memory                          # 10k, 100k, 1M x 384 and 1024 (~10 min)
+    python -m bench.memory --sizes 10000 --dims 384 --no-real
+
+Synthetic vectors are clustered, not uniform: 100 points per cluster around random unit
+centres (noise of the same norm as the centre, so points of a cluster have cosine ~0.5).
+Uniform random unit vectors in hundreds of dimensions are all nearly orthogonal, so their
+"top 5" is noise that no approximate index (nor a real embedding model) would produce.
+Every figure goes through `memory.index.VectorIndex` (worker thread and lock included).
+The real set embeds the WritingBench queries with the bundled MiniLM: half are stored as
+experiences in SQLite (next to the largest 384-dim synthetic set), the other half recall
+them, which also times the loop's recall step without its LLM call (embed, search, load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory.index import VectorIndex, digest
+from memory.shard import IndexConfig
+
+QUERIES = Path(__file__).resolve().parent.parent / "rubrics/packs/writingbench/writingbench.jsonl"
+
+
+def progress(message: str) -> None:
+    print(f"[bench.memory] {message}", file=sys.stderr, flush=True)
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def clustered(rng: np.random.Generator, centres: np.ndarray, n: int) -> np.ndarray:
+    dim = centres.shape[1]
+    out = np.empty((n, dim), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        stop = min(n, start + 100_000)
+        noise = (2 * rng.random((stop - start, dim), dtype=np.float32) - 1) * np.sqrt(3 / dim)
+        block = centres[rng.integers(0, len(centres), stop - start)] + noise
+        out[start:stop] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return out
+
+
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    ms = np.array(seconds) * 1000
+    return {"p50_ms": round(float(np.percentile(ms, 50)), 3),
+            "p99_ms": round(float(np.percentile(ms, 99)), 3)}
+
+
+def recall_at(found: list[list[str]], truth: np.ndarray, ids: list[str], k: int = 5) -> float:
+    return float(np.mean([len(set(f) & {ids[j] for j in t[:k]}) / k
+                          for f, t in zip(found, truth, strict=True)]))
+
+
+async def timed_search(index: VectorIndex, namespace: str, queries: np.ndarray,
+                       k: int = 5) -> tuple[list[list[str]], list[float]]:
+    found, times = [], []
+    for row in range(len(queries)):
+        t0 = time.perf_counter()
+        hits = (await index.search(namespace, queries[row:row + 1], k))[0]
+        times.append(time.perf_counter() - t0)
+        found.append([i for i, _, _ in hits])
+    return found, times
+
+
+async def one_size(size: int, dim: int, args: argparse.Namespace, keep: bool) -> tuple[dict, Any]:
+    faiss = __import__("faiss")
+    rng = np.random.default_rng(args.seed)
+    centres = rng.standard_normal((max(10, size // 100), dim)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    progress(f"{size} x {dim}: generating")
+    vectors, queries = clustered(rng, centres, size), clustered(rng, centres, args.queries)
+    ids = [f"s{i:07d}" for i in range(size)]
+    _, truth = faiss.knn(queries, vectors, 5, metric=faiss.METRIC_INNER_PRODUCT)
+    config = IndexConfig(approximate_from=args.approximate_from)
+    index = VectorIndex(tempfile.mkdtemp(prefix="bench-memory-"), "synthetic", dim, config)
+    base_rss = rss_mb()
+    progress(f"{size} x {dim}: building")
+    t0 = time.perf_counter()
+    await index.upsert("bench", ids, vectors, [0] * size)
+    await index.settle()
+    build_s = time.perf_counter() - t0
+    extra = clustered(rng, centres, args.adds)
+    t0 = time.perf_counter()
+    for row in range(args.adds):
+        await index.upsert("bench", [f"x{row:07d}"], extra[row:row + 1], [0])
+    add_s = time.perf_counter() - t0
+    await index.remove("bench", [f"x{row:07d}" for row in range(args.adds)])
+    progress(f"{size} x {dim}: searching")
+    await timed_search(index, "bench", queries[:20])  # warm caches
+    found, times = await timed_search(index, "bench", queries)
+    result = {"size": size, "dim": dim, "index": index.stats().namespaces["bench"]["kind"],
+              "build_s": round(build_s, 2), "build_vectors_per_s": round(size / build_s),
+              "add_one_per_s": round(args.adds / add_s), **percentiles(times),
+              "recall_at_5": round(recall_at(found, truth, ids), 4),
+              "rss_mb": round(rss_mb()), "index_rss_mb": round(rss_mb() - base_rss)}
+    progress(json.dumps(result))
+    del vectors
+    if not keep:
+        del index
+        gc.collect()
+        return result, None
+    return result, index
+
+
+async def real_set(index: VectorIndex | None, args: argparse.Namespace) -> dict:
+    from memory import MemoryBank, build_embedder
+    from store import ExperienceRecord, Store
+
+    lines = [json.loads(x) for x in QUERIES.read_text().splitlines() if x.strip()]
+    texts = [q["query"][:2000] for q in lines]
+    progress(f"real set: embedding {len(texts)} WritingBench queries with MiniLM")
+    embedder = await asyncio.to_thread(build_embedder, "default")
+    t0 = time.perf_counter()
+    vectors = np.concatenate([await embedder.embed(texts[i:i + 64])
+                              for i in range(0, len(texts), 64)])
+    embed_s = time.perf_counter() - t0
+    stored, asked = vectors[0::2], vectors[1::2]
+    if index is None:
+        index = VectorIndex(tempfile.mkdtemp(prefix="bench-memory-"), embedder.name, 384)
+    index.model = embedder.name
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(f"sqlite+aiosqlite:///{tmp}/bench.db")
+        records = [ExperienceRecord(namespace="bench", key=texts[i], text="experience text",
+                                    embedding_model=embedder.name)
+                   for i in range(0, len(texts), 2)]
+        await store.experiences.add_many(records)
+        await index.upsert("bench", [r.id for r in records], stored,
+                           [digest(r.key) for r in records])
+        await index.settle()
+        exact = exact_ids(index, asked)
+        found, times = await timed_search(index, "bench", asked)
+        bank = MemoryBank(store.experiences, embedder, index)
+        step, found_any = [], False
+        for i in range(1, len(texts), 2):
+            t0 = time.perf_counter()
+            hits = await bank.recall(texts[i], "bench", k=5, count=False)
+            step.append(time.perf_counter() - t0)
+            found_any = found_any or bool(hits)
+        await store.close()
+    return {"queries": len(texts), "index_size": index.stats().count,
+            "embed_per_query_ms": round(embed_s / len(texts) * 1000, 2),
+            "search": percentiles(times), "recall_at_5": round(float(np.mean(
+                [len(set(f) & set(e)) / 5 for f, e in zip(found, exact, strict=True)])), 4),
+            "recall_step": percentiles(step), "recall_step_found_hits": found_any}
+
+
+def exact_ids(index: VectorIndex, queries: np.ndarray) -> list[list[str]]:
+    """Exact top 5 ids over everything in the benchmark namespace."""
+    faiss = __import__("faiss")
+    shard = index._shards["bench"]
+    labels, vectors = shard.contents()
+    _, top = faiss.knn(queries, vectors, 5, metric=faiss.METRIC_INNER_PRODUCT)
+    return [[shard.ids[int(labels[j])] for j in row] for row in top]
+
+
+async def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--dims", default="384,1024")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--adds", type=int, default=500, help="single-vector adds timed")
+    parser.add_argument("--approximate-from", type=int, default=IndexConfig().approximate_from)
+    parser.add_argument("--no-real", action="store_true", help="skip the MiniLM sanity set")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    dims = [int(d) for d in args.dims.split(",")]
+    started = time.perf_counter()
+    results, kept = [], None
+    for dim in dims:
+        for size in sizes:
+            keep = not args.no_real and dim == 384 and size == max(sizes)
+            result, index = await one_size(size, dim, args, keep)
+            results.append(result)
+            kept = index or kept
+    out: dict[str, Any] = {"bench": "memory", "synthetic": results}
+    if not args.no_real:
+        out["writingbench_minilm"] = await real_set(kept, args)
+    out["total_s"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,223 @@
+"""The memory bank: remember, recall, edit and forget reflection experiences.
+
+Experiences live in SQL (`store.ExperienceRepository`); the bank keeps a FAISS index of the
+embedding of each experience's key (what kind of task it was), so that a new task recalls
+the experiences of similar tasks. Writes go to SQL first and to the index second; every
+change is announced to the other replicas, which update their own index from SQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from llm.errors import InvalidRequest, NotFound
+from memory.embedders import Embedder
+from memory.index import IndexStats, RebuildReport, VectorIndex, digest
+from memory.notices import Notice, Notices
+from store.experiences import ExperienceRepository
+from store.records import ExperienceRecord
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    experience: ExperienceRecord
+    score: float  # cosine similarity of the keys, in [-1, 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    experience: ExperienceRecord  # the new experience, or the existing one it duplicates
+    duplicate: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BankConfig:
+    duplicate_key: float = 0.95  # key cosine from which an experience may be a duplicate
+    duplicate_text: float = 0.90  # ... and it is one when the texts are this close as well
+    max_k: int = 50
+
+
+def embedded_text(key: str) -> str:
+    return key.strip()
+
+
+class MemoryBank:
+    def __init__(self, repository: ExperienceRepository, embedder: Embedder, index: VectorIndex,
+                 *, notices: Notices | None = None, config: BankConfig | None = None) -> None:
+        if index.dim != embedder.dim or index.model != embedder.name:
+            raise ValueError("the index was made for another embedding model")
+        self.repository = repository
+        self.embedder = embedder
+        self.index = index
+        self.notices = notices
+        self.config = config or BankConfig()
+        self.origin = uuid.uuid4().hex
+        self._writes = asyncio.Lock()  # one remember/update/forget/rebuild at a time
+        self._listener: asyncio.Task[None] | None = None
+
+    async def start(self) -> RebuildReport:
+        """Reconcile the index with SQL, then follow the other replicas' changes."""
+        report = await self.reindex()
+        if self.notices is not None and self._listener is None:
+            stream = await self.notices.subscribe()
+            self._listener = asyncio.create_task(self._follow(stream), name="memory-notices")
+        return report
+
+    async def aclose(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+            self._listener = None
+        await self.index.save()
+        await self.index.aclose()
+
+    async def reindex(self) -> RebuildReport:
+        """Bring the index in line with SQL; re-embeds rows of another embedding model."""
+        async with self._writes:
+            report = await self.index.load_or_rebuild(
+                self.repository.all_for_index(), self.embedder.embed,
+                text_of=lambda e: embedded_text(e.key))
+            for experience_id in report.relabel:
+                await self.repository.update(experience_id, embedding_model=self.embedder.name)
+        if report.reason != "fresh":
+            log.info("memory index %s: kept %d, embedded %d, removed %d", report.reason,
+                     report.kept, report.embedded, report.removed)
+        return report
+
+    async def recall(self, key_text: str, namespace: str | None, k: int = 5, *,
+                     count: bool = True) -> list[Hit]:
+        """The `k` experiences whose keys are nearest `key_text`, best first.
+
+        `namespace=None` searches every namespace (the admin's view). `count` adds one to
+        each hit's `recalled` counter."""
+        if not 1 <= k <= self.config.max_k:
+            raise InvalidRequest(f"k must be between 1 and {self.config.max_k}", param="k")
+        vector = await self.embedder.embed([embedded_text(key_text)])
+        found = (await self.index.search(namespace, vector, k))[0]
+        records = await self.repository.get_many([i for i, _, _ in found], namespace)
+        scores = {i: s for i, s, _ in found}
+        hits = [Hit(r, scores[r.id]) for r in records]
+        if count and hits:
+            await self.repository.increment([h.experience.id for h in hits], recalled=1)
+        return hits
+
+    async def record_use(self, experience_ids: Sequence[str], *, selected: bool = True,
+                         gain: float | None = None) -> None:
+        """Count a selection of these experiences and, once known, the score gain it brought."""
+        await self.repository.increment(list(experience_ids), selected=int(selected), gain=gain)
+
+    async def remember(self, experience: ExperienceRecord) -> Remembered:
+        """Store `experience`, unless its namespace already holds a near duplicate: then the
+        existing one counts the new loop's gain instead."""
+        experience = replace(experience, embedding_model=self.embedder.name)
+        text = embedded_text(experience.key)
+        vector = await self.embedder.embed([text])
+        async with self._writes:
+            existing = await self._duplicate_of(experience, vector)
+            if existing is not None:
+                trajectory = experience.score_trajectory
+                gain = trajectory[-1] - trajectory[0] if len(trajectory) > 1 else None
+                await self.repository.increment([existing.id], gain=gain)
+                refreshed = await self.repository.get(existing.id)
+                return Remembered(refreshed or existing, duplicate=True)
+            stored = await self.repository.add(experience)
+            await self.index.upsert(stored.namespace, [stored.id], vector, [digest(text)])
+        await self._announce("upsert", stored.namespace, [stored.id], vector)
+        return Remembered(stored, duplicate=False)
+
+    async def _duplicate_of(self, experience: ExperienceRecord,
+                            vector: np.ndarray) -> ExperienceRecord | None:
+        found = (await self.index.search(experience.namespace, vector, 3))[0]
+        near = [i for i, score, _ in found if score >= self.config.duplicate_key]
+        if not near:
+            return None
+        candidates = await self.repository.get_many(near, experience.namespace)
+        if not candidates:
+            return None
+        texts = await self.embedder.embed([experience.text, *(c.text for c in candidates)])
+        similarity = texts[1:] @ texts[0]
+        best = int(np.argmax(similarity))
+        return candidates[best] if similarity[best] >= self.config.duplicate_text else None
+
+    async def update(self, experience_id: str, *, namespace: str | None = None,
+                     key: str | None = None, text: str | None = None,
+                     score_trajectory: Sequence[float] | None = None) -> ExperienceRecord:
+        """Edit an experience; a new key is embedded again. NotFound outside `namespace`."""
+        vector = await self.embedder.embed([embedded_text(key)]) if key is not None else None
+        async with self._writes:
+            record = await self.repository.update(
+                experience_id, namespace=namespace, key=key, text=text,
+                score_trajectory=score_trajectory, embedding_model=self.embedder.name)
+            if record is None:
+                raise NotFound(f"no experience {experience_id!r}", param="id")
+            if vector is not None:
+                await self.index.upsert(record.namespace, [record.id], vector,
+                                        [digest(embedded_text(record.key))])
+        if vector is not None:
+            await self._announce("upsert", record.namespace, [record.id], vector)
+        return record
+
+    async def forget(self, experience_id: str, namespace: str | None = None) -> bool:
+        """Delete an experience from SQL and the index; False if there was none."""
+        async with self._writes:
+            record = await self.repository.get(experience_id, namespace)
+            if record is None or not await self.repository.delete(experience_id, namespace):
+                return False
+            await self.index.remove(record.namespace, [experience_id])
+        await self._announce("delete", record.namespace, [experience_id])
+        return True
+
+    def stats(self) -> IndexStats:
+        return self.index.stats()
+
+    async def _announce(self, op: str, namespace: str, ids: list[str],
+                        vectors: np.ndarray | None = None) -> None:
+        if self.notices is None:
+            return
+        notice = Notice(op, self.origin, namespace, tuple(ids), self.embedder.name, vectors)
+        try:
+            await self.notices.publish(notice)
+        except Exception as exc:  # the change is in SQL; other replicas catch up on reload
+            log.warning("could not announce a memory change: %s", exc)
+
+    async def _follow(self, stream: AsyncIterator[Notice]) -> None:
+        async for notice in stream:
+            if notice.origin == self.origin:
+                continue
+            try:
+                await self.apply(notice)
+            except Exception:  # one bad notice must not stop the follower
+                log.exception("could not apply memory notice %s", notice.op)
+
+    async def apply(self, notice: Notice) -> None:
+        """Bring this replica's index up to date with a change made elsewhere."""
+        if notice.op == "reload":
+            await self.reindex()
+            return
+        if notice.op == "delete":
+            await self.index.remove(notice.namespace, list(notice.ids))
+            return
+        records = await self.repository.get_many(list(notice.ids), notice.namespace)
+        gone = set(notice.ids) - {r.id for r in records}
+        if gone:  # deleted again before this notice arrived
+            await self.index.remove(notice.namespace, sorted(gone))
+        if not records:
+            return
+        texts = [embedded_text(r.key) for r in records]
+        if notice.vectors is not None and notice.model == self.embedder.name:
+            rows = {i: n for n, i in enumerate(notice.ids)}
+            vectors = notice.vectors[[rows[r.id] for r in records]]
+        else:
+            vectors = await self.embedder.embed(texts)
+        await self.index.upsert(notice.namespace, [r.id for r in records], vectors,
+                                [digest(t) for t in texts])

@@ -1,0 +1,333 @@
+"""The vector index of the memory bank: one FAISS shard per namespace, saved under a data dir.
+
+One shard per namespace rather than one global index filtered afterwards: a search can never
+return another tenant's vector (no over-fetch that a small namespace could exhaust inside a
+big global index), each namespace is exact or approximate by its own size, and a tenant's
+deletes touch only its own shard.
+
+SQL is the source of truth. `load_or_rebuild` reconciles the saved shards with the rows:
+each stored vector carries a digest of the text it embeds, so only rows that are new or
+changed are embedded again, and vectors whose rows are gone are dropped. Files that are
+missing, fail their checksum, or were made by another embedding model are rebuilt from SQL.
+
+Every FAISS call runs in a worker thread under one lock: FAISS indexes do not support an
+add concurrent with a search. A switch to IVF (or a retrain) trains off the lock on a
+snapshot and replays the changes made meanwhile, so searches are not held up for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import threading
+import zipfile
+from collections.abc import AsyncIterable, Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from memory.shard import IndexConfig, Shard, faiss_module
+from store.records import IndexEntry
+
+T = TypeVar("T")
+FORMAT = 1
+MANIFEST = "manifest.json"
+Embed = Callable[[list[str]], Awaitable[np.ndarray]]
+
+
+def digest(text: str) -> int:
+    """64-bit fingerprint of an embedded text: a changed text means a stale vector."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def checksum(pairs: list[tuple[str, int]]) -> str:
+    h = hashlib.sha256()
+    for experience_id, value in sorted(pairs):
+        h.update(f"{experience_id}:{value:016x}\n".encode())
+    return h.hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _slug(namespace: str) -> str:
+    return "ns-" + hashlib.sha1(namespace.encode()).hexdigest()[:16]
+
+
+def gpu_available() -> bool:
+    try:
+        return faiss_module().get_num_gpus() > 0
+    except Exception:  # a CPU build without the GPU symbols, or no driver
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildReport:
+    reason: str  # fresh | missing | corrupt | stale | model_changed
+    kept: int = 0
+    embedded: int = 0
+    removed: int = 0
+    relabel: tuple[str, ...] = ()  # ids whose SQL row names another embedding model
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    model: str
+    dim: int
+    namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)  # count, kind
+
+    @property
+    def count(self) -> int:
+        return sum(v["count"] for v in self.namespaces.values())
+
+
+class VectorIndex:
+    def __init__(self, data_dir: Path | str, model: str, dim: int,
+                 config: IndexConfig | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.model = model
+        self.dim = dim
+        self.config = config or IndexConfig()
+        use_gpu = self.config.use_gpu
+        self.gpu = gpu_available() if use_gpu is None else use_gpu
+        self._shards: dict[str, Shard] = {}
+        self._lock = threading.Lock()
+        self._rebuilds: dict[str, asyncio.Task[None]] = {}
+
+    async def _locked(self, fn: Callable[..., T], *args: Any) -> T:
+        def call() -> T:
+            with self._lock:
+                return fn(*args)
+
+        return await asyncio.to_thread(call)
+
+    def _shard(self, namespace: str) -> Shard:
+        shard = self._shards.get(namespace)
+        if shard is None:
+            shard = self._shards[namespace] = Shard(self.dim, self.config, self.gpu)
+        return shard
+
+    async def upsert(self, namespace: str, ids: list[str], vectors: np.ndarray,
+                     digests: list[int]) -> None:
+        await self._locked(lambda: self._shard(namespace).upsert(ids, vectors, digests))
+        self._schedule_rebuild(namespace)
+
+    async def remove(self, namespace: str, ids: list[str]) -> int:
+        def remove() -> int:
+            shard = self._shards.get(namespace)
+            return shard.remove(ids) if shard else 0
+
+        removed = await self._locked(remove)
+        self._schedule_rebuild(namespace)
+        return removed
+
+    async def search(self, namespace: str | None, vectors: np.ndarray,
+                     k: int) -> list[list[tuple[str, float, str]]]:
+        """Top `k` (id, cosine, namespace) per query row; `namespace=None` searches them all."""
+        def search() -> list[list[tuple[str, float, str]]]:
+            names = list(self._shards) if namespace is None else [namespace]
+            merged: list[list[tuple[str, float, str]]] = [[] for _ in range(len(vectors))]
+            for name in names:
+                shard = self._shards.get(name)
+                if shard is None:
+                    continue
+                for row, hits in enumerate(shard.search(vectors, k)):
+                    merged[row].extend((i, s, name) for i, s in hits)
+            return [sorted(row, key=lambda h: -h[1])[:k] for row in merged]
+
+        return await self._locked(search)
+
+    def digest_of(self, namespace: str, experience_id: str) -> int | None:
+        shard = self._shards.get(namespace)
+        return shard.digests.get(experience_id) if shard else None
+
+    def stats(self) -> IndexStats:
+        return IndexStats(self.model, self.dim, {
+            name: {"count": len(shard), "kind": shard.kind,
+                   "gpu": shard.gpu and shard.kind == "flat"}
+            for name, shard in sorted(self._shards.items())})
+
+    def _schedule_rebuild(self, namespace: str) -> None:
+        shard = self._shards.get(namespace)
+        running = self._rebuilds.get(namespace)
+        if shard is None or (running and not running.done()):
+            return
+        approximate = shard.wanted()
+        if approximate is not None:
+            self._rebuilds[namespace] = asyncio.ensure_future(self._rebuild(shard, approximate))
+
+    async def _rebuild(self, shard: Shard, approximate: bool) -> None:
+        labels, vectors = await self._locked(shard.snapshot)
+        try:
+            built = await asyncio.to_thread(shard.build, labels, vectors, approximate)
+        except BaseException:
+            await self._locked(shard.abandon)
+            raise
+        await self._locked(shard.install, *built)
+
+    async def settle(self) -> None:
+        """Wait for switch-overs in flight (tests, shutdown, benchmarks)."""
+        while pending := [t for t in self._rebuilds.values() if not t.done()]:
+            await asyncio.gather(*pending)
+
+    async def aclose(self) -> None:
+        await self.settle()
+
+    # -- persistence -------------------------------------------------------------------
+
+    async def save(self) -> None:
+        await self.settle()
+        await self._locked(self._save)
+
+    def _save(self) -> None:
+        faiss = faiss_module()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        entries = {}
+        for name, shard in self._shards.items():
+            if not len(shard):
+                continue
+            slug = _slug(name)
+            index_path, meta_path = self.data_dir / f"{slug}.faiss", self.data_dir / f"{slug}.npz"
+            faiss.write_index(shard.index, str(index_path) + ".tmp")
+            ids = list(shard.labels)
+            with open(str(meta_path) + ".tmp", "wb") as f:
+                np.savez(f, ids=np.array(ids, dtype="U64"),
+                         labels=np.array([shard.labels[i] for i in ids], dtype=np.int64),
+                         digests=np.array([shard.digests[i] for i in ids], dtype=np.uint64),
+                         state=np.array([shard.next_label, shard.trained_count], dtype=np.int64))
+            os.replace(str(index_path) + ".tmp", index_path)
+            os.replace(str(meta_path) + ".tmp", meta_path)
+            entries[name] = {"slug": slug, "count": len(shard), "kind": shard.kind,
+                             "checksum": checksum(list(shard.digests.items())),
+                             "index_sha256": _file_sha256(index_path),
+                             "meta_sha256": _file_sha256(meta_path)}
+        manifest = {"format": FORMAT, "model": self.model, "dim": self.dim,
+                    "config": asdict(self.config), "namespaces": entries}
+        tmp = self.data_dir / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        os.replace(tmp, self.data_dir / MANIFEST)
+        wanted = {f"{e['slug']}.{ext}" for e in entries.values() for ext in ("faiss", "npz")}
+        for stale in self.data_dir.glob("ns-*"):
+            if stale.name not in wanted:
+                stale.unlink(missing_ok=True)
+
+    def _load(self) -> tuple[dict[str, Shard], dict[str, str], str | None]:
+        """Shards from disk, the manifest checksum of each, and why anything was discarded."""
+        path = self.data_dir / MANIFEST
+        if not path.exists():
+            return {}, {}, "missing"
+        try:
+            manifest = json.loads(path.read_text())
+            namespaces = dict(manifest["namespaces"])
+        except (ValueError, KeyError, TypeError):
+            return {}, {}, "corrupt"
+        if manifest.get("model") != self.model or manifest.get("dim") != self.dim:
+            return {}, {}, "model_changed"
+        shards, sums, problem = {}, {}, None
+        for name, entry in namespaces.items():
+            try:
+                shards[name] = self._load_shard(entry)
+                sums[name] = entry["checksum"]
+            except FileNotFoundError:
+                problem = problem or "missing"
+            except (ValueError, KeyError, TypeError, OSError, RuntimeError, zipfile.BadZipFile):
+                problem = "corrupt"
+        return shards, sums, problem
+
+    def _load_shard(self, entry: dict[str, Any]) -> Shard:
+        faiss = faiss_module()
+        index_path = self.data_dir / f"{entry['slug']}.faiss"
+        meta_path = self.data_dir / f"{entry['slug']}.npz"
+        # Hash before parsing: FAISS trusts its input and may misbehave on a damaged file.
+        if _file_sha256(index_path) != entry["index_sha256"] or \
+                _file_sha256(meta_path) != entry["meta_sha256"]:
+            raise ValueError("file checksum mismatch")
+        with np.load(meta_path, allow_pickle=False) as meta:
+            ids, labels = meta["ids"].tolist(), meta["labels"].tolist()
+            digests, (next_label, trained) = meta["digests"].tolist(), meta["state"].tolist()
+        shard = Shard(self.dim, self.config, self.gpu)
+        shard.index = faiss.read_index(str(index_path))
+        if shard.index.ntotal != len(ids) or shard.index.d != self.dim \
+                or len(ids) != entry["count"]:
+            raise ValueError("index and id map disagree")
+        shard.labels = dict(zip(ids, labels, strict=True))
+        shard.ids = {label: i for i, label in shard.labels.items()}
+        shard.digests = dict(zip(ids, (int(d) for d in digests), strict=True))
+        shard.next_label, shard.trained_count = int(next_label), int(trained)
+        if shard.trained_count:
+            shard.index.set_direct_map_type(faiss.DirectMap.Hashtable)
+        if checksum(list(shard.digests.items())) != entry["checksum"]:
+            raise ValueError("id checksum mismatch")
+        return shard
+
+    async def load_or_rebuild(self, entries: AsyncIterable[IndexEntry], embed: Embed, *,
+                              text_of: Callable[[IndexEntry], str] = lambda e: e.key,
+                              batch_size: int = 256) -> RebuildReport:
+        """Make the index match `entries` (every row, from SQL), embedding only what it must.
+
+        The caller keeps other writers out meanwhile; searches go on against the old shards.
+        """
+        await self.settle()
+        shards, saved_sums, problem = await asyncio.to_thread(self._load)
+        seen: dict[str, list[tuple[str, int]]] = {}
+        pending: list[tuple[str, str, str, int]] = []
+        kept = embedded = 0
+        relabel: list[str] = []
+
+        async def flush() -> None:
+            nonlocal embedded
+            vectors = await embed([text for _, _, text, _ in pending])
+            by_namespace: dict[str, list[int]] = {}
+            for row, (name, *_rest) in enumerate(pending):
+                by_namespace.setdefault(name, []).append(row)
+            for name, rows in by_namespace.items():
+                shard = shards.setdefault(name, Shard(self.dim, self.config, self.gpu))
+                await asyncio.to_thread(shard.upsert, [pending[r][1] for r in rows],
+                                        vectors[rows], [pending[r][3] for r in rows])
+            embedded += len(pending)
+            pending.clear()
+
+        async for entry in entries:
+            text = text_of(entry)
+            value = digest(text)
+            seen.setdefault(entry.namespace, []).append((entry.id, value))
+            if entry.embedding_model != self.model:
+                relabel.append(entry.id)
+            shard = shards.get(entry.namespace)
+            if shard is not None and shard.digests.get(entry.id) == value:
+                kept += 1
+                continue
+            pending.append((entry.namespace, entry.id, text, value))
+            if len(pending) >= batch_size:
+                await flush()
+        if pending:
+            await flush()
+        removed = 0
+        for name in list(shards):
+            alive = {i for i, _ in seen.get(name, ())}
+            gone = [i for i in shards[name].labels if i not in alive]
+            removed += await asyncio.to_thread(shards[name].remove, gone) if gone else 0
+            if not len(shards[name]):
+                del shards[name]
+            elif (approximate := shards[name].wanted()) is not None:
+                await asyncio.to_thread(shards[name].rebuild, approximate)
+        sums = {name: checksum(pairs) for name, pairs in seen.items()}
+        reason = problem or ("fresh" if sums == saved_sums and not embedded else "stale")
+        changed = reason != "fresh" or removed
+
+        def install() -> None:
+            self._shards = shards
+            if changed:
+                self._save()
+
+        await self._locked(install)
+        return RebuildReport(reason, kept, embedded, removed, tuple(relabel))
