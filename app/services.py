@@ -22,8 +22,8 @@ from loops.controller import ReflectionLoop
 from rubrics.cache import ChecklistCache, MemoryChecklistCache, RedisChecklistCache
 from rubrics.packs import PackLibrary
 from store.checklists import ChecklistRepository
-from store.experiences import ExperienceRepository
 from store.db import make_engine, make_sessionmaker
+from store.experiences import ExperienceRepository
 from store.group_commit import LoopWriter
 from store.loops import LoopRepository
 from store.migrate import upgrade

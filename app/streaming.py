@@ -38,19 +38,19 @@ async def _wait_disconnect(receive: Receive) -> None:
 
 
 async def cancel_on_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) -> T:
-    """Run `work`; if the client disconnects first, cancel it and raise CancelledError."""
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(_wait_disconnect(receive))
+    """Run `work` in this task; if the client disconnects first, cancel it (CancelledError)."""
+    current = asyncio.current_task()
+    assert current is not None
+
+    async def watch() -> None:
+        await _wait_disconnect(receive)
+        current.cancel("client disconnected")
+
+    watcher = asyncio.ensure_future(watch())
     try:
-        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+        return await work
     finally:
         watcher.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            raise asyncio.CancelledError("client disconnected")
-    return task.result()
 
 
 class EventStream(Response):

@@ -2,9 +2,10 @@
 
 Run as its own process (`python -m bench.loadgen`) so it never shares an event loop, or a
 GIL, with what it measures. Each worker sends POST /chat/completions back to back over a
-pooled keep-alive connection; a request counts when it both starts after the warm-up and
-finishes before the end. It prints one JSON line: requests/s, latency percentiles, errors,
-and its own CPU use (near 1.0 means the generator, not the target, set the pace).
+pooled keep-alive connection; a request counts when it finishes inside the measured window
+(after the warm-up), so throughput has no bias at the window's edges. It prints one JSON
+line: requests/s, latency percentiles, errors, and its own CPU use (near 1.0 means the
+generator, not the target, set the pace).
 
     python -m bench.loadgen --url http://127.0.0.1:8000/v1 --concurrency 32 --duration 5
 """
@@ -63,8 +64,8 @@ class _Tally:
     answered: int = 0  # every good answer, warm-up included: divides the target's CPU time
     first_error: str | None = None
 
-    def error(self, t0: float, what: str) -> None:
-        if t0 >= self.start and time.perf_counter() <= self.end:
+    def error(self, what: str) -> None:
+        if self.start <= time.perf_counter() <= self.end:
             self.errors += 1
             self.first_error = self.first_error or what
 
@@ -91,15 +92,15 @@ async def _worker(session: aiohttp.ClientSession, url: str, body: bytes,
                     ok = resp.status == 200 and b'"choices"' in data
                 t1 = perf()
             if not ok:
-                tally.error(t0, f"HTTP {resp.status}")
+                tally.error(f"HTTP {resp.status}")
                 continue
             tally.answered += 1
-            if t0 >= tally.start and t1 <= tally.end:
+            if tally.start <= t1 <= tally.end:
                 tally.latencies.append(t1 - t0)
                 if stream and first is not None:
                     tally.first_bytes.append(first - t0)
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            tally.error(t0, f"{type(exc).__name__}: {exc}")
+            tally.error(f"{type(exc).__name__}: {exc}")
             await asyncio.sleep(0.01)  # a dead target must not turn this into a busy loop
 
 

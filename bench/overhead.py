@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from bench.loadgen import chat_url, request_body
@@ -66,8 +68,6 @@ def _stop(proc: subprocess.Popen, name: str) -> None:
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -91,7 +91,7 @@ def _wait_ready(base_url: str, model: str, api_key: str | None, timeout: float,
     deadline = time.monotonic() + timeout
     while not _chat_ok(base_url, model, api_key):
         if proc is not None and proc.poll() is not None:
-            tail = open(log_path).read()[-4000:] if log_path else ""  # noqa: SIM115
+            tail = Path(log_path).read_text()[-4000:] if log_path else ""
             raise RuntimeError(f"the proxy exited with {proc.returncode}:\n{tail}")
         if time.monotonic() > deadline:
             raise RuntimeError(f"{base_url} did not answer a chat request in {timeout:.0f} s")

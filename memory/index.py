@@ -134,6 +134,9 @@ class VectorIndex:
                      k: int) -> list[list[tuple[str, float, str]]]:
         """Top `k` (id, cosine, namespace) per query row; `namespace=None` searches them all."""
         def search() -> list[list[tuple[str, float, str]]]:
+            # One OpenMP thread (a per-thread setting): for a few queries, waking a team of
+            # threads on a busy CPU cost 20+ ms against 0.5 ms for the search itself.
+            faiss_module().omp_set_num_threads(1 if len(vectors) <= 16 else os.cpu_count() or 1)
             names = list(self._shards) if namespace is None else [namespace]
             merged: list[list[tuple[str, float, str]]] = [[] for _ in range(len(vectors))]
             for name in names:
@@ -154,7 +157,7 @@ class VectorIndex:
         return IndexStats(self.model, self.dim, {
             name: {"count": len(shard), "kind": shard.kind,
                    "gpu": shard.gpu and shard.kind == "flat"}
-            for name, shard in sorted(self._shards.items())})
+            for name, shard in sorted(list(self._shards.items()))})
 
     def _schedule_rebuild(self, namespace: str) -> None:
         shard = self._shards.get(namespace)

@@ -12,6 +12,7 @@ seconds on a sample, adds at tens of thousands per second, and removes ids in pl
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,6 +184,7 @@ class Shard:
     def build(self, labels: np.ndarray, vectors: np.ndarray, approximate: bool) -> tuple[Any, int]:
         """A new index over a snapshot; touches no shard state, so it runs off the lock."""
         faiss = faiss_module()
+        faiss.omp_set_num_threads(os.cpu_count() or 1)  # this worker thread may have had 1
         if not approximate:
             index, trained = self._flat(), 0
         else:
