@@ -35,8 +35,10 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Module-scoped on purpose: Playwright's sync API keeps an event loop running in this
+    thread while it is open, which would break every asyncio test that runs after it."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
