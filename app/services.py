@@ -13,10 +13,12 @@ from app.auth import Authenticator
 from app.backends import build_backend, build_judge, describe
 from app.chat_service import ChatService
 from app.limits import Limiter, build_limiter
+from app.memory_setup import open_memory
 from app.metrics import Metrics
 from app.settings import Settings
 from llm.base import Backend
 from llm.types import ChatParams
+from memory.bank import MemoryBank
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from rubrics.cache import ChecklistCache, MemoryChecklistCache, RedisChecklistCache
@@ -47,6 +49,7 @@ class Services:
     recorder: LoopWriter
     checklists: ChecklistRepository
     experiences: ExperienceRepository
+    memory: MemoryBank | None
     chat: ChatService
 
 
@@ -63,6 +66,9 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         raise
     redis = None
     started: list[Backend] = []
+    sessions = make_sessionmaker(engine)
+    experiences = ExperienceRepository(sessions)
+    memory: MemoryBank | None = None
     try:
         if settings.redis.url:
             from redis.asyncio import Redis
@@ -78,6 +84,7 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         if judge is not backend:
             await judge.start()
             started.append(judge)
+        memory = await open_memory(settings, experiences, redis)
     except BaseException:
         for b in started:
             with contextlib.suppress(Exception):
@@ -86,7 +93,6 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
             await redis.aclose()
         await engine.dispose()
         raise
-    sessions = make_sessionmaker(engine)
     packs = PackLibrary()
     loops, checklists = LoopRepository(sessions), ChecklistRepository(sessions)
     recorder = LoopWriter(loops)
@@ -114,7 +120,8 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         loops=loops,
         recorder=recorder,
         checklists=checklists,
-        experiences=ExperienceRepository(sessions),
+        experiences=experiences,
+        memory=memory,
         chat=ChatService(backend, metrics, settings.model, loop=loop, recorder=recorder,
                          defaults=reflection, backend_name=settings.resolved_backend),
     )
@@ -131,6 +138,9 @@ def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
 
 async def close_services(services: Services) -> None:
     await services.recorder.aclose()
+    if services.memory is not None:
+        with contextlib.suppress(Exception):
+            await services.memory.aclose()
     for backend in {id(b): b for b in (services.backend, services.judge)}.values():
         with contextlib.suppress(Exception):
             await backend.aclose()

@@ -128,6 +128,27 @@ class ReflectionSettings(BaseModel):
         return self
 
 
+class MemorySettings(BaseModel):
+    """The memory bank of reflection experiences (Writer-R1 section 3.3.2)."""
+
+    enabled: bool = True
+    embedder: Literal["default", "sentence-transformers", "bge-m3"] = "default"
+    embedder_path: str | None = None  # a local model directory (sentence-transformers, bge-m3)
+    approximate_from: int = Field(20_000, ge=100, description="vectors before IVF replaces exact")
+    recall_k: int = Field(5, ge=1, le=50)
+    select_max: int = Field(2, ge=1, le=5)
+    remember_margin: float = Field(0.05, ge=0, le=1, description="score gain worth remembering")
+    duplicate_key: float = Field(0.95, ge=0, le=1)
+    duplicate_text: float = Field(0.90, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _path_given(self) -> MemorySettings:
+        if self.embedder != "default" and not self.embedder_path:
+            raise ValueError(f"REDRAFT_MEMORY_EMBEDDER={self.embedder} needs "
+                             "REDRAFT_MEMORY_EMBEDDER_PATH (a local model directory)")
+        return self
+
+
 class JudgeSettings(BaseModel):
     """The judge and the coding agents; by default the writer's backend and model."""
 
@@ -172,6 +193,7 @@ class Settings(BaseSettings):
     local: LocalSettings = LocalSettings()
     vllm: VllmSettings = VllmSettings()
     reflection: ReflectionSettings = ReflectionSettings()
+    memory: MemorySettings = MemorySettings()
     judge: JudgeSettings = JudgeSettings()
     log: LogSettings = LogSettings()
 

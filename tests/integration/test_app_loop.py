@@ -58,7 +58,8 @@ def client(tmp_path, model, monkeypatch):
     for key in ("REDRAFT_API_KEYS", "REDRAFT_ADMIN_KEY", "REDRAFT_UPSTREAM_URL"):
         monkeypatch.delenv(key, raising=False)
     settings = load_settings(data={"dir": tmp_path}, model="tiny",
-                             api={"keys": "team-a:sk-a,team-b:sk-b"}, admin={"key": "sk-admin"})
+                             api={"keys": "team-a:sk-a,team-b:sk-b"}, admin={"key": "sk-admin"},
+                             memory={"enabled": False})
     app = create_app(settings, backend=ScriptedBackend(default=model, model="tiny"))
     with TestClient(app, headers={"Authorization": "Bearer sk-a"}) as c:
         yield c

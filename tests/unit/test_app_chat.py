@@ -26,7 +26,7 @@ def client(tmp_path, backend, monkeypatch):
     for key in ("REDRAFT_API_KEYS", "REDRAFT_ADMIN_KEY", "REDRAFT_UPSTREAM_URL"):
         monkeypatch.delenv(key, raising=False)
     settings = load_settings(data={"dir": tmp_path}, api={"keys": "sk-test"}, model="tiny",
-                             reflection={"enabled": False})
+                             reflection={"enabled": False}, memory={"enabled": False})
     app = create_app(settings, backend=backend)
     with TestClient(app, headers={"Authorization": "Bearer sk-test"}) as c:
         yield c

@@ -91,7 +91,8 @@ def build_client(tmp_path, monkeypatch, admin_key: str | None = ADMIN_KEY) -> Te
         monkeypatch.delenv(key, raising=False)
     admin = {"key": admin_key} if admin_key else {}
     settings = load_settings(data={"dir": tmp_path}, model="tiny",
-                             api={"keys": f"team-a:{USER_KEY}"}, admin=admin)
+                             api={"keys": f"team-a:{USER_KEY}"}, admin=admin,
+                             memory={"enabled": False})
     app = create_app(settings, backend=ScriptedBackend(model="tiny"))
     if not any(getattr(r, "path", "").startswith("/admin/ui") for r in app.routes):
         app.include_router(admin_ui.router)
