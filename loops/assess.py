@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from llm.base import Backend
+from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from loops.options import EvaluationMode
 from loops.prompting import Attempt
@@ -28,7 +29,6 @@ from loops.reflection import (
 from loops.trace import Reflection
 from rubrics.checklist import Checklist, Evaluation, name_key
 from rubrics.evaluate import evaluate
-from rubrics.structured import AnswerInvalid, AnswerModel, ask, for_schema
 
 
 class ScoreOut(AnswerModel):

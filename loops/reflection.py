@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from llm.base import Backend
+from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message, Usage
 from loops.prompting import (
     Attempt,
@@ -20,7 +21,6 @@ from loops.prompting import (
 from loops.trace import Reflection, ReflectionItem
 from rubrics.checklist import Checklist, Evaluation, name_key
 from rubrics.conversation import render_conversation, target_text
-from rubrics.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from rubrics.templates import render
 
 MAX_ITEMS = 4

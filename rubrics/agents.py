@@ -18,12 +18,12 @@ from pydantic import Field
 
 from llm.base import Backend
 from llm.errors import InvalidRequest
+from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message, Usage
 from rubrics.checklist import ANY, Checklist, Limits, name_key
 from rubrics.conversation import detect_language, render_conversation, target_text
 from rubrics.packs import PackLibrary
 from rubrics.repair import repair_checklist
-from rubrics.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from rubrics.templates import render
 
 log = logging.getLogger(__name__)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from llm.errors import InvalidRequest
+from llm.structured import describe_error
 
 Source = Literal["generated", "cache", "pack", "user"]
 
@@ -222,14 +223,6 @@ class Evaluation(_Frozen):
         parts = [d.weight * (score - d.scale_min) / (d.scale_max - d.scale_min)
                  for d, score in self._pairs(checklist)]
         return min(1.0, max(0.0, sum(parts) / checklist.total_weight))
-
-
-def describe_error(exc: ValidationError, limit: int = 5) -> str:
-    """pydantic's errors in one line, short enough for a retry prompt or an error message."""
-    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
-             for e in exc.errors()[:limit]]
-    more = len(exc.errors()) - limit
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
 def _canonical(data: Any) -> str:

@@ -18,10 +18,8 @@ from pydantic import Field, ValidationError
 
 from llm.base import Backend, JsonSchema
 from llm.errors import InvalidRequest, UpstreamError
-from llm.types import ChatParams, Message, Usage
-from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
-from rubrics.conversation import render_conversation
-from rubrics.structured import (
+from llm.structured import (
+    RETRY,
     AnswerInvalid,
     AnswerModel,
     ask,
@@ -30,6 +28,9 @@ from rubrics.structured import (
     schema_of,
     system_user,
 )
+from llm.types import ChatParams, Message, Usage
+from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
+from rubrics.conversation import render_conversation
 from rubrics.templates import render
 
 Mode = Literal["joint", "per_dimension"]
@@ -129,7 +130,7 @@ async def _joint(judge: Backend, prompt: dict[str, str], checklist: Checklist,
         if not pending:
             break
         messages = [*messages, {"role": "assistant", "content": completion.text},
-                    {"role": "user", "content": render("retry", error=error)}]
+                    {"role": "user", "content": RETRY.format(error=error)}]
     return found, usage, calls
 
 

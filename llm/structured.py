@@ -18,10 +18,11 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from llm.base import Backend, JsonSchema
-from llm.errors import UpstreamError
+from llm.errors import InvalidRequest, UpstreamError
 from llm.types import ChatParams, Message, Usage
-from rubrics.checklist import ChecklistInvalid, describe_error
-from rubrics.templates import render
+
+RETRY = ("Your previous answer could not be used: {error}\n"
+         "Answer again with only the JSON object asked for, fixing that problem.")
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -81,6 +82,14 @@ def schema_of(model: type[BaseModel]) -> JsonSchema:
     return json.loads(_schema_json(model))
 
 
+def describe_error(exc: ValidationError, limit: int = 5) -> str:
+    """pydantic's errors in one line, short enough for a retry prompt or an error message."""
+    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
+             for e in exc.errors()[:limit]]
+    more = len(exc.errors()) - limit
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
 def system_user(system: str, user: str) -> list[Message]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -90,8 +99,8 @@ async def ask(backend: Backend, messages: Sequence[Message], params: ChatParams,
               schema: JsonSchema | None = None) -> Answer[T]:
     """Ask until `accept(answer)` returns a value, at most `retries + 1` times.
 
-    `accept` repairs what is obviously fixable and raises AnswerInvalid or ChecklistInvalid
-    for the rest.
+    `accept` repairs what is obviously fixable and raises AnswerInvalid (or an InvalidRequest
+    such as ChecklistInvalid) for the rest.
     """
     schema = schema if schema is not None else schema_of(model)
     conversation = list(messages)
@@ -110,8 +119,10 @@ async def ask(backend: Backend, messages: Sequence[Message], params: ChatParams,
                           usage, calls)
         except ValidationError as exc:
             error = describe_error(exc)
-        except (AnswerInvalid, ChecklistInvalid) as exc:
+        except AnswerInvalid as exc:
             error = str(exc)
+        except InvalidRequest as exc:
+            error = exc.message
         conversation = [*conversation, {"role": "assistant", "content": completion.text},
-                        {"role": "user", "content": render("retry", error=error)}]
+                        {"role": "user", "content": RETRY.format(error=error)}]
     return Answer(None, usage, calls, error)
