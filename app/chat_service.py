@@ -25,6 +25,7 @@ from app.wire import ChatCompletionRequest
 from llm.base import Backend
 from llm.types import ChatParams, Chunk, ChunkChoice, Message, Usage
 from loops.controller import ReflectionLoop
+from loops.memory_step import MemoryStep
 from loops.record import to_record, usage_dict
 from loops.trace import Emit, LoopTrace
 from store.group_commit import LoopWriter
@@ -36,7 +37,8 @@ _PIECE = re.compile(r"\S+\s*|\s+")
 class ChatService:
     def __init__(self, backend: Backend, metrics: Metrics, default_model: str, *,
                  loop: ReflectionLoop | None = None, recorder: LoopWriter | None = None,
-                 defaults: ReflectionSettings | None = None, backend_name: str = "") -> None:
+                 defaults: ReflectionSettings | None = None, backend_name: str = "",
+                 memory: MemoryStep | None = None) -> None:
         self.backend = backend
         self.metrics = metrics
         self.default_model = default_model
@@ -44,6 +46,13 @@ class ChatService:
         self.recorder = recorder
         self.defaults = defaults or ReflectionSettings(enabled=False)
         self.backend_name = backend_name or getattr(backend, "name", "")
+        self.memory = memory
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def aclose(self) -> None:
+        """Let experiences being summarised finish (at most 30 s) before the bank closes."""
+        if self._background:
+            await asyncio.wait(self._background, timeout=30.0)
 
     def _skip(self, req: ChatCompletionRequest) -> str | None:
         return "disabled" if self.loop is None else skip_reason(req, self.defaults)
@@ -123,7 +132,9 @@ class ChatService:
             trace = await self.loop.run(messages, params, options,  # type: ignore[union-attr]
                                         namespace=principal.namespace, spec=spec,
                                         emit=tagged if emit else None)
-            await self._record(trace, req, principal, params.model or "")
+            recorded = await self._record(trace, req, principal, params.model or "")
+            if recorded and self.memory is not None and options.memory:
+                self._after(self.memory.after_loop(trace, principal.namespace))
             return trace
 
         traces = list(await asyncio.gather(*(one(i) for i in range(req.n))))
@@ -131,10 +142,22 @@ class ChatService:
         self.metrics.add_tokens(total.prompt_tokens, total.completion_tokens)
         return traces
 
+    def _after(self, work: Any) -> None:
+        """Remembering runs after the answer: it never delays or fails a response."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self._background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.warning("remembering the loop failed: %s", t.exception())
+
+        task.add_done_callback(done)
+
     async def _record(self, trace: LoopTrace, req: ChatCompletionRequest, principal: Principal,
-                      model: str) -> None:
+                      model: str) -> bool:
         if self.recorder is None:
-            return
+            return False
         record = to_record(trace, namespace=principal.namespace,
                            request=req.model_dump(mode="json", exclude_none=True),
                            model=model, backend=self.backend_name)
@@ -143,6 +166,8 @@ class ChatService:
         except Exception:  # the answer is still good; the loop is absent, never half-written
             log.exception("could not record loop %s", trace.loop_id)
             self.metrics.count_error("loop_record")
+            return False
+        return True
 
     def _loop_response(self, traces: list[LoopTrace], model: str,
                        req: ChatCompletionRequest) -> dict[str, Any]:

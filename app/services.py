@@ -18,9 +18,10 @@ from app.metrics import Metrics
 from app.settings import Settings
 from llm.base import Backend
 from llm.types import ChatParams
-from memory.bank import MemoryBank
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
+from loops.memory_step import MemoryStep
+from memory.bank import MemoryBank
 from rubrics.cache import ChecklistCache, MemoryChecklistCache, RedisChecklistCache
 from rubrics.packs import PackLibrary
 from store.checklists import ChecklistRepository
@@ -103,7 +104,12 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
     provider = ChecklistProvider(judge, judge_params, packs, _cache(settings, redis, metrics),
                                  checklists, n_min=reflection.min_dimensions,
                                  n_max=reflection.max_dimensions, retries=reflection.retries)
-    loop = ReflectionLoop(backend, judge, provider, judge_params=judge_params,
+    step = None
+    if memory is not None:
+        m = settings.memory
+        step = MemoryStep(memory, judge, backend, judge_params, k=m.recall_k,
+                          select_max=m.select_max, margin=m.remember_margin)
+    loop = ReflectionLoop(backend, judge, provider, judge_params=judge_params, memory=step,
                           retries=reflection.retries)
     admin = settings.admin.key.get_secret_value() if settings.admin.key else None
     return Services(
@@ -123,7 +129,8 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         experiences=experiences,
         memory=memory,
         chat=ChatService(backend, metrics, settings.model, loop=loop, recorder=recorder,
-                         defaults=reflection, backend_name=settings.resolved_backend),
+                         defaults=reflection, backend_name=settings.resolved_backend,
+                         memory=step),
     )
 
 
@@ -137,6 +144,7 @@ def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
 
 
 async def close_services(services: Services) -> None:
+    await services.chat.aclose()
     await services.recorder.aclose()
     if services.memory is not None:
         with contextlib.suppress(Exception):

@@ -248,10 +248,29 @@ class WriterResponder:
                 for i, d in enumerate(_pick(_table(prompt), _bounds(_N_DIMS, prompt, 4, 8)))]
         return {"candidates": _candidates(prompt), "dimensions": dims}
 
+    # -- the memory bank's calls -----------------------------------------------------------
+    def _task_key(self, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+        return {"genre": _topic(_target(prompt), 8), "audience": "general readers",
+                "constraints": ["clear structure"]}
+
+    def _select(self, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+        # Keeps the first lesson listed, the nearest by the bank's ranking.
+        if "\n[1] task:" not in prompt and not prompt.lstrip().startswith("[1] task:"):
+            return {"selected": []}
+        return {"selected": [{"number": 1, "reason": "the same kind of task"}]}
+
+    def _summarise(self, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+        task = _between(prompt, "<task kind>\n", "\n</task kind>") or "this task"
+        return {"experience": f"For {task}: the first draft stayed generic; adding a concrete "
+                              "example and naming the main constraint raised task fulfilment "
+                              "and concrete detail by two bands. Start with the answer, then "
+                              "the supporting specifics."}
+
     _handlers: dict[str, Callable[[WriterResponder, dict[str, Any], str], dict[str, Any]]] = {
         "open_coding": _open, "axial_coding": _axial, "selective_coding": _selective,
         "fused_coding": _fused, "judge_joint": _joint, "judge_dimension": _dimension,
-        "assess": _assess, "reflect": _reflect,
+        "assess": _assess, "reflect": _reflect, "task_key": _task_key, "select": _select,
+        "summarise": _summarise,
     }
 
 
@@ -272,6 +291,12 @@ def _classify(schema: dict[str, Any], props: frozenset[str]) -> str | None:
         return "assess"
     if props == {"summary", "items"}:
         return "reflect"
+    if props == {"genre", "audience", "constraints"}:
+        return "task_key"
+    if props == {"selected"}:
+        return "select"
+    if props == {"experience"}:
+        return "summarise"
     return None
 
 

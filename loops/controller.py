@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -22,7 +23,7 @@ from typing import Any, Protocol
 
 from llm.base import Backend
 from llm.errors import RedraftError
-from llm.types import ChatParams, Message, Usage
+from llm.types import ChatParams, Completion, Message
 from loops.assess import Assessor
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.options import LoopOptions
@@ -32,15 +33,17 @@ from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checklist import Checklist
 from store.ids import new_id
 
+log = logging.getLogger(__name__)
+
 
 class MemoryStep(Protocol):
-    """Algorithm 1, lines 7-11 (the memory issue implements it): recall runs concurrently with
-    the checklist and the draft; `revise` may rewrite the draft with selected experiences."""
+    """Algorithm 1, lines 7-11 (`loops.memory_step` implements it): recall runs concurrently
+    with the checklist and the draft; `revise` rewrites the draft with selected experiences."""
 
     async def recall(self, query: Sequence[Message], namespace: str) -> Any: ...
 
     async def revise(self, recalled: Any, query: Sequence[Message], draft: str,
-                     params: ChatParams) -> tuple[str, Usage, dict[str, Any]] | None: ...
+                     params: ChatParams) -> tuple[str, Completion] | None: ...
 
 
 class _Stop(Exception):
@@ -87,23 +90,31 @@ class ReflectionLoop:
                             options.fuse_reflection, self.retries)
         run = _Run(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
                    None, [])
-        resolved, y0 = await self._first_draft(run, fixed, namespace)
+        resolved, y0, recalled = await self._first_draft(run, fixed, namespace)
         run.checklist = resolved.checklist
         await run.event("checklist", source=resolved.source,
                         dimensions=len(resolved.checklist.dimensions))
-        stop, rounds = await self._rounds(run, y0)
+        experiences: dict[str, Any] = recalled.as_dict() if recalled is not None else {}
+        first, evaluated = y0, False
+        if recalled is not None and recalled.selected:
+            first, evaluated = await self._apply_memory(run, recalled, y0, experiences)
+        stop, rounds = await self._rounds(run, first, evaluated)
         if not run.candidates:
             run.candidates = [y0]
         best = _best(run.candidates or [])
+        revised = next((c for c in run.candidates if c.kind == "memory_rewrite"), None)
+        if revised is not None and revised.score is not None \
+                and experiences.get("draft_score") is not None:
+            experiences["memory_gain"] = round(revised.score - experiences["draft_score"], 4)
         await run.event("stopped", reason=stop, rounds=rounds,
                         score=best.score if best.score is not None else None)
         return LoopTrace(new_id(), best, tuple(run.candidates or []), resolved.checklist,
                          resolved.source, resolved.id, stop, rounds, run.ledger,
-                         self.clock() - run.started)
+                         self.clock() - run.started, experiences, tuple(query), recalled)
 
     async def _first_draft(self, run: _Run, fixed: Resolved | None,
-                           namespace: str) -> tuple[Resolved, Candidate]:
-        """Checklist, draft and memory recall concurrently; then the memory rewrite."""
+                           namespace: str) -> tuple[Resolved, Candidate, Any]:
+        """Checklist, draft and memory recall, all concurrently."""
         t0 = self.clock()
         checklist_task = None
         if fixed is None:
@@ -127,27 +138,51 @@ class ReflectionLoop:
             raise
         if fixed is None:
             run.ledger.add("checklist", resolved.usage, resolved.calls, self.clock() - t0)
-        if recall_task is not None:
-            draft = await self._memory_rewrite(run, recall_task, draft)
-        return resolved, draft
+        recalled = await self._recalled(run, recall_task, t0)
+        return resolved, draft, recalled
 
-    async def _memory_rewrite(self, run: _Run, recall_task: asyncio.Future[Any],
-                              draft: Candidate) -> Candidate:
+    async def _recalled(self, run: _Run, task: asyncio.Future[Any] | None, t0: float) -> Any:
+        if task is None:
+            return None
+        try:
+            recalled = await task
+        except RedraftError as exc:  # memory is a help, never a reason to fail the answer
+            log.warning("memory recall failed: %s", exc.message)
+            return None
+        run.ledger.add("memory", recalled.usage, recalled.calls, self.clock() - t0)
+        await run.event("recalled", recalled=len(recalled.hits), selected=len(recalled.selected))
+        return recalled
+
+    async def _apply_memory(self, run: _Run, recalled: Any, y0: Candidate,
+                            experiences: dict[str, Any]) -> tuple[Candidate, bool]:
+        """Evaluate the draft while it is rewritten with the selected experiences."""
         t0 = self.clock()
-        recalled = await recall_task
-        revised = await self.memory.revise(recalled, run.query, draft.text, run.params)  # type: ignore[union-attr]
+        scored = asyncio.ensure_future(self._evaluate(run, y0, want_reflection=False))
+        try:
+            revised = await self.memory.revise(  # type: ignore[union-attr]
+                recalled, run.query, y0.text, run.params)
+        except RedraftError as exc:
+            log.warning("memory rewrite failed: %s", exc.message)
+            revised = None
+        except BaseException:
+            scored.cancel()
+            raise
+        draft = await scored
+        experiences["draft_score"] = draft.score
         if revised is None:
-            return draft
-        text, usage, _info = revised
-        run.ledger.add("memory", usage, seconds=self.clock() - t0)
-        return Candidate(0, 0, "memory_rewrite", text, parent=None, usage=usage,
-                         latency_ms=(self.clock() - t0) * 1000)
+            return draft, True
+        text, completion = revised
+        run.ledger.add("memory", completion.usage, seconds=self.clock() - t0)
+        return Candidate(0, 0, "memory_rewrite", text, parent=draft.position,
+                         usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
+                         finish_reason=completion.finish_reason), False
 
-    async def _rounds(self, run: _Run, y0: Candidate) -> tuple[str, int]:
+    async def _rounds(self, run: _Run, first: Candidate, evaluated: bool) -> tuple[str, int]:
         opts = run.options
         try:
             async with self._time_limit(run):
-                current = await self._evaluate(run, y0, want_reflection=opts.max_rounds > 0)
+                current = first if evaluated else await self._evaluate(
+                    run, first, want_reflection=opts.max_rounds > 0)
                 if current.score is None:
                     return "degraded", 0
                 history: list[Attempt] = []

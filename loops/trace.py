@@ -90,6 +90,8 @@ class LoopTrace:
     ledger: Ledger
     elapsed: float
     experiences: dict[str, Any] = field(default_factory=dict)
+    query: tuple[Any, ...] = ()
+    recalled: Any = None  # loops.memory_step.Recalled, when the memory step ran
 
     @property
     def scores(self) -> list[float]:

@@ -1,0 +1,128 @@
+"""Algorithm 1, lines 7-11: recall experiences, keep the relevant ones, rewrite the draft with
+them; and afterwards, remember what this loop learned.
+
+Recall (task key, vector search, selection) runs concurrently with the checklist and the
+draft. When experiences are selected, the draft is evaluated while it is being rewritten
+with them, so the memory's score effect is measured at no cost in latency.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llm.base import Backend
+from llm.types import ChatParams, Completion, Message, Usage
+from loops.prompting import language_rule, template
+from loops.rewrite import clean_rewrite
+from loops.trace import LoopTrace
+from memory.bank import Hit, MemoryBank
+from memory.recollect import Selected, select, summarise, task_key
+from rubrics.conversation import render_conversation, target_text
+from store.records import ExperienceRecord
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    key: str
+    hits: tuple[Hit, ...]
+    selected: tuple[Selected, ...]
+    usage: Usage
+    calls: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "recalled": [{"id": h.experience.id, "score": round(h.score, 4),
+                          "key": h.experience.key} for h in self.hits],
+            "selected": [{"id": s.hit.experience.id, "reason": s.reason}
+                         for s in self.selected],
+        }
+
+
+class MemoryStep:
+    def __init__(self, bank: MemoryBank, judge: Backend, writer: Backend,
+                 judge_params: ChatParams, *, k: int = 5, select_max: int = 2,
+                 margin: float = 0.05, retries: int = 1) -> None:
+        self.bank = bank
+        self.judge = judge
+        self.writer = writer
+        self.judge_params = judge_params
+        self.k = k
+        self.select_max = select_max
+        self.margin = margin
+        self.retries = retries
+
+    async def recall(self, query: Sequence[Message], namespace: str) -> Recalled:
+        keyed = await task_key(self.judge, query, self.judge_params, self.retries)
+        hits = await self.bank.recall(keyed.key, namespace, self.k)
+        chosen, usage, calls = await select(self.judge, keyed.key, query, hits,
+                                            self.judge_params, self.select_max, self.retries)
+        return Recalled(keyed.key, tuple(hits), tuple(chosen), keyed.usage + usage,
+                        keyed.calls + calls)
+
+    async def revise(self, recalled: Recalled, query: Sequence[Message], draft: str,
+                     params: ChatParams) -> tuple[str, Completion] | None:
+        if not recalled.selected:
+            return None
+        lessons = "\n".join(f"- ({s.hit.experience.key}) {s.hit.experience.text}"
+                            for s in recalled.selected)
+        prompt = template("memory_rewrite").substitute(
+            language_rule=language_rule(target_text(query)),
+            conversation=render_conversation(query), text=draft, lessons=lessons)
+        completion = await self.writer.chat([{"role": "user", "content": prompt}],
+                                            params.with_(n=1))
+        return clean_rewrite(completion.text), completion
+
+    async def after_loop(self, trace: LoopTrace, namespace: str) -> ExperienceRecord | None:
+        """Count the use of selected experiences; remember this loop if it taught something."""
+        recalled: Recalled | None = trace.recalled
+        if recalled is not None and recalled.selected:
+            gain = trace.experiences.get("memory_gain")
+            await self.bank.record_use([s.hit.experience.id for s in recalled.selected],
+                                       selected=True, gain=gain)
+        if not self.worth_remembering(trace):
+            return None
+        key = recalled.key if recalled is not None else None
+        if key is None:
+            keyed = await task_key(self.judge, trace.query, self.judge_params, self.retries)
+            key = keyed.key
+        text, _, _ = await summarise(self.judge, key, trace.scores, rounds_text(trace),
+                                     self.judge_params, self.retries)
+        if text is None:
+            return None
+        remembered = await self.bank.remember(ExperienceRecord(
+            namespace=namespace, key=key, text=text, embedding_model=self.bank.embedder.name,
+            score_trajectory=tuple(round(s, 4) for s in trace.scores),
+            source_loop_id=trace.loop_id))
+        return remembered.experience
+
+    def worth_remembering(self, trace: LoopTrace) -> bool:
+        """Reflection gained at least the margin, or reached the threshold only after it."""
+        scores = trace.scores
+        if len(scores) < 2 or trace.answer.score is None or trace.answer.round == 0:
+            return False
+        gain = trace.answer.score - scores[0]
+        return gain >= self.margin or (trace.stop_reason == "threshold" and gain > 0)
+
+
+def rounds_text(trace: LoopTrace) -> str:
+    """Each rewrite: the actions tried and how each dimension's score moved."""
+    by_position = {c.position: c for c in trace.candidates}
+    lines = []
+    for cand in trace.candidates:
+        parent = by_position.get(cand.parent) if cand.parent is not None else None
+        if cand.reflection is None or parent is None or cand.evaluation is None \
+                or parent.evaluation is None:
+            continue
+        before = {s.name: s.score for s in parent.evaluation.scores}
+        moves = ", ".join(f"{s.name} {before.get(s.name, '?')}->{s.score}"
+                          for s in cand.evaluation.scores if before.get(s.name) != s.score)
+        actions = "; ".join(a for item in cand.reflection.items for a in item.actions)
+        lines.append(f"round {cand.round}: actions: {actions}\n  effect: {moves or 'no change'}"
+                     f" (total {parent.score or 0:.2f} -> {cand.score or 0:.2f})")
+    return "\n".join(lines) or "(no rewrite was evaluated)"
