@@ -10,7 +10,7 @@ import asyncio
 import json
 import math
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -29,6 +29,7 @@ from store.records import ExperienceRecord, Page
 
 EXPORT_PAGE = 500
 IMPORT_BATCH = 64  # concurrent remembers share the embedder's forward passes
+RECORD_FIELDS = frozenset(f.name for f in fields(ExperienceRecord)) - {"embedding_model"}
 NAME_MAX = 255  # the width of the namespace column
 ID_MAX = 36
 
@@ -45,16 +46,22 @@ def _aware(value: datetime | None) -> datetime | None:
     return value
 
 
-def _finite(values: list[float]) -> list[float]:
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+def _scores(values: list[float]) -> list[float]:
     if not all(math.isfinite(v) and 0 <= v <= 1 for v in values):
         raise ValueError("scores are normalised totals between 0 and 1")
     return values
 
 
-Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=r"\S")]
-Prose = Annotated[str, Field(min_length=1, pattern=r"\S")]
+Name = Annotated[str, Field(max_length=NAME_MAX), AfterValidator(_not_blank)]
+Prose = Annotated[str, AfterValidator(_not_blank)]
 Identifier = Annotated[str, Field(min_length=1, max_length=ID_MAX, pattern=r"^[0-9A-Za-z_-]+$")]
-Trajectory = Annotated[list[float], Field(max_length=64), AfterValidator(_finite)]
+Trajectory = Annotated[list[float], Field(max_length=64), AfterValidator(_scores)]
 Stamp = Annotated[datetime | None, AfterValidator(_aware)]
 
 
@@ -76,6 +83,7 @@ class ExperienceLine(BaseModel):
     selected_count: int = Field(0, ge=0)
     gain_sum: float = Field(0.0, allow_inf_nan=False)
     gain_count: int = Field(0, ge=0)
+    merged_count: int = Field(0, ge=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +132,10 @@ def parse_jsonl(body: bytes) -> list[tuple[int, ExperienceLine]]:
             item = json.loads(raw)
         except ValueError as exc:
             raise InvalidRequest(f"line {number}: not valid JSON ({exc})",
-                                 param=f"line {number}") from None
+                                 param=f"line {number}", code="invalid_value") from None
         if not isinstance(item, dict):
             raise InvalidRequest(f"line {number}: expected a JSON object",
-                                 param=f"line {number}")
+                                 param=f"line {number}", code="invalid_value")
         try:
             line = ExperienceLine.model_validate(item)
         except ValidationError as exc:
@@ -135,11 +143,11 @@ def parse_jsonl(body: bytes) -> list[tuple[int, ExperienceLine]]:
             field = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
             msg = str(err["msg"]).removeprefix("Value error, ")
             raise InvalidRequest(f"line {number}: {field}: {msg}",
-                                 param=f"line {number}.{field}") from None
+                                 param=f"line {number}.{field}", code="invalid_value") from None
         if line.id is not None:
             if line.id in ids:
                 raise InvalidRequest(f"line {number}: id {line.id!r} repeats line {ids[line.id]}",
-                                     param=f"line {number}.id")
+                                     param=f"line {number}.id", code="invalid_value")
             ids[line.id] = number
         lines.append((number, line))
     if not lines:
@@ -148,7 +156,7 @@ def parse_jsonl(body: bytes) -> list[tuple[int, ExperienceLine]]:
 
 
 def _record(line: ExperienceLine, model: str, loops: set[str]) -> ExperienceRecord:
-    values = line.model_dump(exclude_none=True, exclude={"embedding_model"})
+    values = {k: v for k, v in line.model_dump(exclude_none=True).items() if k in RECORD_FIELDS}
     if line.source_loop_id not in loops:  # the loop stayed behind in the other database
         values.pop("source_loop_id", None)
     return ExperienceRecord(embedding_model=model, **values)
@@ -172,7 +180,7 @@ class MemoryAdmin:
                                  "import or reindex experiences")
         return self.memory
 
-    async def list(self, **filters: Any) -> Page[ExperienceRecord]:
+    async def listing(self, **filters: Any) -> Page[ExperienceRecord]:
         """`ExperienceRepository.list`, with its errors as 400s naming the parameter."""
         for name in ("since", "until"):
             if filters.get(name) is not None and filters[name].tzinfo is None:

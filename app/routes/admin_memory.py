@@ -60,7 +60,7 @@ async def list_memories(
     limit: int = Query(50, ge=1, le=200),
     cursor: str | None = None,
 ) -> dict[str, Any]:
-    items, next_cursor = await admin.list(
+    items, next_cursor = await admin.listing(
         namespace=namespace, contains=q, embedding_model=embedding_model,
         source_loop_id=source_loop_id, since=since, until=until, limit=limit, cursor=cursor)
     return {"object": "list", "data": [experience_json(r) for r in items],
@@ -130,6 +130,6 @@ async def import_memories(request: Request,
 
 @router.post("/reindex")
 async def reindex_memories(admin: MemoryAdmin = Depends(memory_admin)) -> dict[str, Any]:
-    report = await admin.reindex()
-    return {"reason": report.reason, "kept": report.kept, "embedded": report.embedded,
-            "removed": report.removed, "relabelled": len(report.relabel)}
+    body = asdict(await admin.reindex())
+    body["relabelled"] = len(body.pop("relabel"))  # a count: the ids can run to thousands
+    return body

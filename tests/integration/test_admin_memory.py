@@ -13,6 +13,7 @@ from app.factory import create_app
 from app.routes import admin_memory
 from app.settings import load_settings
 from llm.scripted import ScriptedBackend
+from store.errors import Conflict
 from store.records import ExperienceRecord, LoopRecord
 
 pytestmark = pytest.mark.slow
@@ -104,6 +105,7 @@ def test_search_ranks_by_meaning_and_counts_no_recall(client):
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "k"
     blank = client.post(f"{URL}/search", json={"text": "  "})
     assert blank.status_code == 400 and blank.json()["error"]["param"] == "text"
+    assert blank.json()["error"]["message"] == "text: must not be blank"
 
 
 def test_create_returns_the_existing_experience_for_a_near_duplicate(client):
@@ -242,13 +244,14 @@ def test_export_then_import_into_a_fresh_app_gives_the_same_experiences(
 
 def test_import_is_all_or_nothing(client):
     good = json.dumps({"namespace": "ns", "key": WEDDING[0], "text": WEDDING[1]})
+    naive = json.dumps({"namespace": "ns", "key": "k", "text": "t",
+                        "created_at": "2025-01-01T00:00:00"})
     cases = [
         (f"{good}\n{json.dumps({'namespace': 'ns', 'key': 'k'})}\n", "line 2.text"),
         (f"{good}\n\n{{not json\n", "line 3"),
         (f'{good}\n{json.dumps({"namespace": "ns", "key": "k", "text": "t", "colour": 1})}',
          "line 2.colour"),
-        (f'{good}\n{json.dumps({"namespace": "ns", "key": "k", "text": "t", "created_at": "2025-01-01T00:00:00"})}',
-         "line 2.created_at"),
+        (f"{good}\n{naive}", "line 2.created_at"),
         ('{"id": "a1", "namespace": "ns", "key": "k", "text": "t"}\n'
          '{"id": "a1", "namespace": "ns", "key": "j", "text": "u"}', "line 2.id"),
         ("[1, 2]", "line 1"),
@@ -271,15 +274,39 @@ def test_import_is_all_or_nothing(client):
     assert r.json() == {"imported": 2, "duplicates": 1}
 
 
+def test_an_import_that_fails_midway_takes_back_what_it_added(client, monkeypatch):
+    repository = client.app.state.services.experiences
+    real_add, calls = repository.add, []
+
+    async def add(record, **options):
+        calls.append(record.id)
+        if len(calls) == 3:
+            raise Conflict("the database went away")
+        return await real_add(record, **options)
+
+    monkeypatch.setattr(repository, "add", add)
+    body = "\n".join(json.dumps({"namespace": "ns", "key": k, "text": t})
+                     for k, t in (WEDDING, EARNINGS, COVER, ("a haiku about rain", "Go short.")))
+    with pytest.raises(Conflict):
+        client.post(f"{URL}/import", content=body)
+    assert len(calls) == 4  # the others in the batch went in, then were taken back
+    assert client.get(URL).json()["data"] == []
+    assert search(client, "wedding toast", k=5) == []
+
+
 def test_reindex_rebuilds_a_lost_index_from_sql(client, tmp_path):
     create(client, WEDDING)
     create(client, EARNINGS, namespace="b")
     r = client.post(f"{URL}/reindex")
     assert r.status_code == 200, r.text
-    assert r.json()["kept"] + r.json()["embedded"] == 2 and r.json()["removed"] == 0
+    first = r.json()
+    assert first["kept"] + first["embedded"] + first.get("loaded", 0) == 2
+    assert first["removed"] == 0
     shutil.rmtree(tmp_path / "a" / "memory")
     r = client.post(f"{URL}/reindex").json()
-    assert (r["reason"], r["embedded"], r["kept"]) == ("missing", 2, 0)
+    # rebuilt from SQL: the keys embedded again, or their vectors read back where SQL keeps them
+    assert (r["reason"], r["kept"], r["embedded"] + r.get("loaded", 0)) == ("missing", 0, 2)
+    assert r["relabelled"] == 0
     assert search(client, "wedding toast", k=1)[0]["key"] == WEDDING[0]
 
 
