@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Generic, TypeVar
 
+import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from llm.base import Backend, JsonSchema
@@ -60,12 +61,12 @@ def parse_json(text: str) -> Any:
     match = _FENCE.match(text)
     body = match[1] if match else text.strip()
     try:
-        return json.loads(body)
+        return orjson.loads(body)
     except ValueError:
         start, end = body.find("{"), body.rfind("}")
         if 0 <= start < end:
             try:
-                return json.loads(body[start:end + 1])
+                return orjson.loads(body[start:end + 1])
             except ValueError:
                 pass
     raise AnswerInvalid("the answer is not a JSON object")

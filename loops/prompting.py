@@ -24,6 +24,7 @@ def language_rule(query_text: str) -> str:
     return "Write in the language of the request."
 
 
+@lru_cache(maxsize=256)
 def render_checklist(checklist: Checklist) -> str:
     lines = []
     for dim in checklist.dimensions:

@@ -111,9 +111,9 @@ class LoopRepository:
         candidates = [_candidate_values(c, r.id) for r in records for c in r.candidates]
         try:
             async with self._sessions.begin() as session:
-                await session.execute(insert(Loop), [_loop_values(r) for r in records])
+                await session.execute(insert(Loop.__table__), [_loop_values(r) for r in records])
                 if candidates:
-                    await session.execute(insert(Candidate), candidates)
+                    await session.execute(insert(Candidate.__table__), candidates)
         except IntegrityError as exc:
             ids = ", ".join(r.id for r in records)
             raise Conflict(f"loop {ids} was not saved: {exc.orig}") from exc

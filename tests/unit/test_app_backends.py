@@ -1,0 +1,52 @@
+"""The backend registry turns settings into the configured backend, unstarted."""
+
+import pytest
+
+from app.backends import BACKENDS, build_backend, build_judge
+from app.metrics import Metrics
+from app.settings import load_settings
+from llm.local import LocalBackend
+from llm.openai import OpenAIBackend
+from llm.vllm import VllmBackend
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    import os
+
+    for key in list(os.environ):
+        if key.startswith("REDRAFT_"):
+            monkeypatch.delenv(key)
+
+
+def test_registry_is_an_explicit_dict():
+    assert set(BACKENDS) == {"openai", "vllm", "local"}
+
+
+def test_upstream_url_selects_openai_with_every_url():
+    s = load_settings(upstream={"url": "http://a:1/v1,http://b:2/v1", "retries": 5}, model="m")
+    backend = build_backend(s, Metrics())
+    assert isinstance(backend, OpenAIBackend)
+    assert [u.url for u in backend.balancer.upstreams] == ["http://a:1/v1", "http://b:2/v1"]
+
+
+def test_vllm_backend_builds_the_serve_command():
+    s = load_settings(backend="vllm", model="Qwen/Qwen2.5-7B-Instruct",
+                      vllm={"command": "/opt/vllm/bin/vllm serve", "args": "--max-model-len 8192",
+                            "port": 8123})
+    backend = build_backend(s, Metrics())
+    assert isinstance(backend, VllmBackend)
+    assert backend.base_url == "http://127.0.0.1:8123/v1"
+
+
+def test_no_upstream_means_the_local_model():
+    backend = build_backend(load_settings(model="/models/tiny"), Metrics())
+    assert isinstance(backend, LocalBackend)
+
+
+def test_judge_is_the_writer_unless_configured():
+    assert build_judge(load_settings(), Metrics()) is None
+    judge = build_judge(load_settings(upstream={"url": "http://w/v1"},
+                                      judge={"url": "http://j/v1", "model": "judge-m"}), Metrics())
+    assert isinstance(judge, OpenAIBackend)
+    assert [u.url for u in judge.balancer.upstreams] == ["http://j/v1"]
