@@ -276,8 +276,11 @@ def writer(writer_process: Fake) -> Fake:
 
 @pytest.fixture(scope="session")
 def looping(writer_process: Fake, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """redraft with the reflection loop on (server defaults) in front of the writer fake."""
-    server = Server(writer_process, tmp_path_factory.mktemp("looping"))
+    """redraft with the reflection loop on (server defaults) in front of the writer fake.
+
+    The memory bank is off here: these tests check Algorithm 1's shapes, which experiences
+    left by earlier tests would change. tests/e2e/test_e2e_memory.py has its own server."""
+    server = Server(writer_process, tmp_path_factory.mktemp("looping"), memory_enabled="false")
     try:
         yield server
     finally:
