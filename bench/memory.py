@@ -1,6 +1,7 @@
 """Memory-bank benchmark: build, add, search and recall@5 of the vector index; one JSON line.
 
-    python -m bench.memory                          # 10k, 100k, 1M x 384 and 1024 (~10 min)
+    python -m bench.memory                          # 10k, 100k, 1M x 384; 10k, 100k x 1024
+    python -m bench.memory --skip ''                # ... and 1M x 1024 (~20 min)
     python -m bench.memory --sizes 10000 --dims 384 --no-real
 
 Synthetic vectors are clustered, not uniform: 100 points per cluster around random unit
@@ -10,7 +11,9 @@ Uniform random unit vectors in hundreds of dimensions are all nearly orthogonal,
 Every figure goes through `memory.index.VectorIndex` (worker thread and lock included).
 The real set embeds the WritingBench queries with the bundled MiniLM: half are stored as
 experiences in SQLite (next to the largest 384-dim synthetic set), the other half recall
-them, which also times the loop's recall step without its LLM call (embed, search, load).
+them, which also times the loop's recall step without its LLM call (embed, search, load),
+in several rounds, each part also alone. The load average at start and end is reported: on
+a 2-core machine a busy neighbour moves every latency figure.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import sys
 import tempfile
 import time
@@ -124,7 +128,7 @@ async def real_set(index: VectorIndex | None, args: argparse.Namespace) -> dict:
     lines = [json.loads(x) for x in QUERIES.read_text().splitlines() if x.strip()]
     texts = [q["query"][:2000] for q in lines]
     progress(f"real set: embedding {len(texts)} WritingBench queries with MiniLM")
-    embedder = await asyncio.to_thread(build_embedder, "default")
+    embedder = await asyncio.to_thread(build_embedder, "default", bf16=args.bf16)
     t0 = time.perf_counter()
     vectors = np.concatenate([await embedder.embed(texts[i:i + 64])
                               for i in range(0, len(texts), 64)])
@@ -139,8 +143,10 @@ async def real_set(index: VectorIndex | None, args: argparse.Namespace) -> dict:
     found, times = await timed_search(alone, "bench", asked)
     real_recall = float(np.mean([len(set(f) & set(e)) / 5 for f, e in
                                  zip(found, exact_ids(alone, asked), strict=True)]))
-    # Keys are short LLM summaries of a task, not whole requests: the first words stand in.
-    keys = [" ".join(t.split()[:args.key_words]) for t in texts]
+    # Keys are short LLM summaries of a task, not whole requests: the first words stand in
+    # (the first characters for Chinese, which has no spaces: 2 per word, a token each).
+    keys = [" ".join(t.split()[:args.key_words]) if q.get("language") != "zh"
+            else t[:2 * args.key_words] for q, t in zip(lines, texts, strict=True)]
     if index is None:
         index = VectorIndex(tempfile.mkdtemp(prefix="bench-memory-"), embedder.name, 384)
     index.model = embedder.name
@@ -154,24 +160,39 @@ async def real_set(index: VectorIndex | None, args: argparse.Namespace) -> dict:
                            [digest(r.key) for r in records])
         await index.settle()
         bank = MemoryBank(store.experiences, embedder, index)
-        step, found_any = [], False
-        for i in range(1, len(texts), 2):
-            t0 = time.perf_counter()
-            hits = await bank.recall(keys[i], "bench", k=5, count=False)
-            step.append(time.perf_counter() - t0)
-            found_any = found_any or bool(hits)
-        embed_only = []
-        for i in range(1, len(texts), 2):
-            t0 = time.perf_counter()
-            await embedder.embed([keys[i]])
-            embed_only.append(time.perf_counter() - t0)
+        asked_keys = keys[1::2]
+        for key in asked_keys[:10]:  # warm up: first forward passes allocate
+            await bank.recall(key, "bench", k=5, count=False)
+        rounds, found_any = [], False
+        for _ in range(args.rounds):
+            step, embed_only, search_only, load_only = [], [], [], []
+            for key in asked_keys:
+                t0 = time.perf_counter()
+                hits = await bank.recall(key, "bench", k=5, count=False)
+                step.append(time.perf_counter() - t0)
+                found_any = found_any or bool(hits)
+            for key in asked_keys:
+                t0 = time.perf_counter()
+                vector = await embedder.embed([key])
+                t1 = time.perf_counter()
+                found = (await index.search("bench", vector, 5))[0]
+                t2 = time.perf_counter()
+                await store.experiences.get_many([i for i, _, _ in found], "bench")
+                t3 = time.perf_counter()
+                embed_only.append(t1 - t0)
+                search_only.append(t2 - t1)
+                load_only.append(t3 - t2)
+            rounds.append({"step": percentiles(step), "embed": percentiles(embed_only),
+                           "search": percentiles(search_only), "load": percentiles(load_only)})
+            progress(f"recall step round: {json.dumps(rounds[-1])}")
         await store.close()
     return {"queries": len(texts), "recall_step_index_size": index.stats().count,
             "embed_per_query_ms": round(embed_s / len(texts) * 1000, 2),
             "ivf_search": percentiles(times), "ivf_recall_at_5": round(real_recall, 4),
-            "recall_step_key_words": args.key_words, "recall_step": percentiles(step),
-            "recall_step_embed_only": percentiles(embed_only),
-            "recall_step_found_hits": found_any}
+            "recall_step_key_words": args.key_words,
+            "recall_step_p50_ms": round(float(np.median([r["step"]["p50_ms"]
+                                                         for r in rounds])), 3),
+            "recall_step_rounds": rounds, "recall_step_found_hits": found_any}
 
 
 def exact_ids(index: VectorIndex, queries: np.ndarray) -> list[list[str]]:
@@ -183,31 +204,48 @@ def exact_ids(index: VectorIndex, queries: np.ndarray) -> list[list[str]]:
     return [[shard.ids[int(labels[j])] for j in row] for row in top]
 
 
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--dims", default="384,1024")
-    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--adds", type=int, default=500, help="single-vector adds timed")
     parser.add_argument("--approximate-from", type=int, default=IndexConfig().approximate_from)
     parser.add_argument("--key-words", type=int, default=24,
                         help="words of each query used as its key in the recall step")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the recall step")
     parser.add_argument("--no-real", action="store_true", help="skip the MiniLM sanity set")
+    parser.add_argument("--bf16", action="store_true", help="MiniLM in bfloat16 autocast")
+    parser.add_argument("--skip", default="1000000x1024",
+                        help="SIZExDIM pairs left out (comma-separated; '' for none): 1M x "
+                             "1024 alone builds for ~8 min on 2 cores")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     dims = [int(d) for d in args.dims.split(",")]
-    started = time.perf_counter()
-    results, kept = [], None
+    started, load_at_start = time.perf_counter(), load()
+    out: dict[str, Any] = {"bench": "memory", "cpus": os.cpu_count(), "synthetic": []}
+    skip = {tuple(int(x) for x in pair.split("x")) for pair in args.skip.split(",") if pair}
+    out["skipped"] = sorted(f"{size}x{dim}" for size, dim in skip)
     for dim in dims:
         for size in sizes:
+            if (size, dim) in skip:
+                continue
             keep = not args.no_real and dim == 384 and size == max(sizes)
             result, index = await one_size(size, dim, args, keep)
-            results.append(result)
-            kept = index or kept
-    out: dict[str, Any] = {"bench": "memory", "synthetic": results}
-    if not args.no_real:
-        out["writingbench_minilm"] = await real_set(kept, args)
+            out["synthetic"].append(result)
+            if index is not None:
+                # Right away, so that the big index is gone before the next one is built.
+                out["writingbench_minilm"] = await real_set(index, args)
+                del index
+                gc.collect()
+    if not args.no_real and "writingbench_minilm" not in out:
+        out["writingbench_minilm"] = await real_set(None, args)
+    out["load_average_1_5_15"] = {"start": load_at_start, "end": load()}
     out["total_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(out))
 

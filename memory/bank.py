@@ -2,8 +2,9 @@
 
 Experiences live in SQL (`store.ExperienceRepository`); the bank keeps a FAISS index of the
 embedding of each experience's key (what kind of task it was), so that a new task recalls
-the experiences of similar tasks. Writes go to SQL first and to the index second; every
-change is announced to the other replicas, which update their own index from SQL.
+the experiences of similar tasks. Each key's vector is stored with its row, so a rebuild
+reads vectors instead of running the model. Writes go to SQL first and to the index second;
+every change is announced to the other replicas, which update their own index.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import numpy as np
 
 from llm.errors import InvalidRequest, NotFound
 from memory.embedders import Embedder
-from memory.index import IndexStats, RebuildReport, VectorIndex, digest
+from memory.index import IndexStats, RebuildReport, VectorIndex, digest, vector_bytes
 from memory.notices import Notice, Notices
 from store.experiences import ExperienceRepository
-from store.records import ExperienceRecord
+from store.records import ExperienceRecord, IndexEntry
 
 log = logging.getLogger(__name__)
 
@@ -82,17 +83,25 @@ class MemoryBank:
         await self.index.aclose()
 
     async def reindex(self) -> RebuildReport:
-        """Bring the index in line with SQL; re-embeds rows of another embedding model."""
+        """Bring the index in line with SQL: stored vectors are loaded, rows without one (or
+        with one of another embedding model) are embedded and their vectors stored."""
         async with self._writes:
             report = await self.index.load_or_rebuild(
-                self.repository.all_for_index(), self.embedder.embed,
-                text_of=lambda e: embedded_text(e.key))
-            for experience_id in report.relabel:
-                await self.repository.update(experience_id, embedding_model=self.embedder.name)
+                self.repository.all_for_index(with_embeddings=True), self.embedder.embed,
+                text_of=lambda e: embedded_text(e.key), on_embedded=self._store_vectors)
         if report.reason != "fresh":
-            log.info("memory index %s: kept %d, embedded %d, removed %d", report.reason,
-                     report.kept, report.embedded, report.removed)
+            log.info("memory index %s: kept %d, loaded %d, embedded %d, removed %d",
+                     report.reason, report.kept, report.loaded, report.embedded,
+                     report.removed)
         return report
+
+    async def _store_vectors(self, entries: list[IndexEntry], vectors: np.ndarray) -> None:
+        # Guarded by the key each vector was computed from: another replica's edit made
+        # meanwhile keeps its own vector.
+        await self.repository.set_embeddings(
+            [(e.id, self.embedder.name, vector_bytes(v)) for e, v in zip(entries, vectors,
+                                                                           strict=True)],
+            keys=[e.key for e in entries])
 
     async def recall(self, key_text: str, namespace: str | None, k: int = 5, *,
                      count: bool = True) -> list[Hit]:
@@ -127,10 +136,10 @@ class MemoryBank:
             if existing is not None:
                 trajectory = experience.score_trajectory
                 gain = trajectory[-1] - trajectory[0] if len(trajectory) > 1 else None
-                await self.repository.increment([existing.id], gain=gain)
+                await self.repository.increment([existing.id], gain=gain, merged=1)
                 refreshed = await self.repository.get(existing.id)
                 return Remembered(refreshed or existing, duplicate=True)
-            stored = await self.repository.add(experience)
+            stored = await self.repository.add(experience, embedding=vector_bytes(vector[0]))
             await self.index.upsert(stored.namespace, [stored.id], vector, [digest(text)])
         await self._announce("upsert", stored.namespace, [stored.id], vector)
         return Remembered(stored, duplicate=False)
@@ -157,7 +166,9 @@ class MemoryBank:
         async with self._writes:
             record = await self.repository.update(
                 experience_id, namespace=namespace, key=key, text=text,
-                score_trajectory=score_trajectory, embedding_model=self.embedder.name)
+                score_trajectory=score_trajectory,
+                embedding_model=self.embedder.name if vector is not None else None,
+                embedding=vector_bytes(vector[0]) if vector is not None else None)
             if record is None:
                 raise NotFound(f"no experience {experience_id!r}", param="id")
             if vector is not None:

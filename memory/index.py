@@ -6,9 +6,11 @@ big global index), each namespace is exact or approximate by its own size, and a
 deletes touch only its own shard.
 
 SQL is the source of truth. `load_or_rebuild` reconciles the saved shards with the rows:
-each stored vector carries a digest of the text it embeds, so only rows that are new or
-changed are embedded again, and vectors whose rows are gone are dropped. Files that are
-missing, fail their checksum, or were made by another embedding model are rebuilt from SQL.
+each indexed vector carries a digest of the text it embeds, so rows that are new or changed
+are taken again, and vectors whose rows are gone are dropped. A row that stores its own
+vector (of this model) is loaded as is; only rows without one are embedded, and the caller is
+handed those vectors to store. Files that are missing, fail their checksum, or were made by
+another embedding model are rebuilt from SQL.
 
 Every FAISS call runs in a worker thread under one lock: FAISS indexes do not support an
 add concurrent with a search. A switch to IVF (or a retrain) trains off the lock on a
@@ -37,11 +39,25 @@ T = TypeVar("T")
 FORMAT = 1
 MANIFEST = "manifest.json"
 Embed = Callable[[list[str]], Awaitable[np.ndarray]]
+# Receives rows whose vectors SQL lacks (or holds for another model) and those vectors.
+Embedded = Callable[[list[IndexEntry], np.ndarray], Awaitable[None]]
 
 
 def digest(text: str) -> int:
     """64-bit fingerprint of an embedded text: a changed text means a stale vector."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def vector_bytes(vector: np.ndarray) -> bytes:
+    """One vector as SQL stores it: float32 little-endian."""
+    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
+
+
+def vector_from(blob: bytes | None, dim: int) -> np.ndarray | None:
+    """The stored vector, or None when absent or of another size."""
+    if blob is None or len(blob) != dim * 4:
+        return None
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
 
 
 def checksum(pairs: list[tuple[str, int]]) -> str:
@@ -73,10 +89,11 @@ def gpu_available() -> bool:
 @dataclass(frozen=True, slots=True)
 class RebuildReport:
     reason: str  # fresh | missing | corrupt | stale | model_changed
-    kept: int = 0
-    embedded: int = 0
+    kept: int = 0  # vectors reused from the saved index
+    embedded: int = 0  # keys run through the embedding model
     removed: int = 0
     relabel: tuple[str, ...] = ()  # ids whose SQL row names another embedding model
+    loaded: int = 0  # vectors read from SQL instead of embedded
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,46 +291,79 @@ class VectorIndex:
 
     async def load_or_rebuild(self, entries: AsyncIterable[IndexEntry], embed: Embed, *,
                               text_of: Callable[[IndexEntry], str] = lambda e: e.key,
-                              batch_size: int = 256) -> RebuildReport:
+                              batch_size: int = 256,
+                              on_embedded: Embedded | None = None) -> RebuildReport:
         """Make the index match `entries` (every row, from SQL), embedding only what it must.
 
+        A row's vector comes from the saved index when its text is unchanged, else from
+        `entry.embedding` when that is of this model, else from `embed`. `on_embedded` gets
+        the rows whose stored vector was missing or of another model, with their vectors
+        (embedded, or copied from the saved index), to write back to SQL.
         The caller keeps other writers out meanwhile; searches go on against the old shards.
         """
         await self.settle()
         shards, saved_sums, problem = await asyncio.to_thread(self._load)
         seen: dict[str, list[tuple[str, int]]] = {}
-        pending: list[tuple[str, str, str, int]] = []
-        kept = embedded = 0
+        to_embed: list[tuple[IndexEntry, str, int]] = []
+        to_load: list[tuple[IndexEntry, np.ndarray, int]] = []
+        backfill: list[IndexEntry] = []
+        kept = embedded = loaded = 0
         relabel: list[str] = []
 
-        async def flush() -> None:
-            nonlocal embedded
-            vectors = await embed([text for _, _, text, _ in pending])
+        async def add(rows: list[tuple[IndexEntry, int]], vectors: np.ndarray) -> None:
             by_namespace: dict[str, list[int]] = {}
-            for row, (name, *_rest) in enumerate(pending):
-                by_namespace.setdefault(name, []).append(row)
-            for name, rows in by_namespace.items():
+            for row, (entry, _) in enumerate(rows):
+                by_namespace.setdefault(entry.namespace, []).append(row)
+            for name, picked in by_namespace.items():
                 shard = shards.setdefault(name, Shard(self.dim, self.config, self.gpu))
-                await asyncio.to_thread(shard.upsert, [pending[r][1] for r in rows],
-                                        vectors[rows], [pending[r][3] for r in rows])
-            embedded += len(pending)
-            pending.clear()
+                await asyncio.to_thread(shard.upsert, [rows[r][0].id for r in picked],
+                                        vectors[picked], [rows[r][1] for r in picked])
+
+        async def flush_embed() -> None:
+            nonlocal embedded
+            vectors = await embed([text for _, text, _ in to_embed])
+            await add([(e, v) for e, _, v in to_embed], vectors)
+            if on_embedded is not None:
+                await on_embedded([e for e, _, _ in to_embed], vectors)
+            embedded += len(to_embed)
+            to_embed.clear()
+
+        async def flush_load() -> None:
+            nonlocal loaded
+            await add([(e, v) for e, _, v in to_load], np.stack([x for _, x, _ in to_load]))
+            loaded += len(to_load)
+            to_load.clear()
 
         async for entry in entries:
             text = text_of(entry)
             value = digest(text)
             seen.setdefault(entry.namespace, []).append((entry.id, value))
-            if entry.embedding_model != self.model:
-                relabel.append(entry.id)
+            same_model = entry.embedding_model == self.model
+            stored = vector_from(entry.embedding, self.dim) if same_model else None
             shard = shards.get(entry.namespace)
-            if shard is not None and shard.digests.get(entry.id) == value:
+            if same_model and shard is not None and shard.digests.get(entry.id) == value:
                 kept += 1
+                if stored is None and on_embedded is not None:
+                    backfill.append(entry)
                 continue
-            pending.append((entry.namespace, entry.id, text, value))
-            if len(pending) >= batch_size:
-                await flush()
-        if pending:
-            await flush()
+            if stored is not None:
+                to_load.append((entry, stored, value))
+                if len(to_load) >= batch_size * 16:  # no model to wait for: bigger steps
+                    await flush_load()
+                continue
+            if not same_model:
+                relabel.append(entry.id)
+            to_embed.append((entry, text, value))
+            if len(to_embed) >= batch_size:
+                await flush_embed()
+        if to_embed:
+            await flush_embed()
+        if to_load:
+            await flush_load()
+        for start in range(0, len(backfill), batch_size * 16):
+            part = backfill[start:start + batch_size * 16]
+            vectors = await asyncio.to_thread(_vectors_of, shards, part)
+            await on_embedded(part, vectors)  # type: ignore[misc]
         removed = 0
         for name in list(shards):
             alive = {i for i, _ in seen.get(name, ())}
@@ -324,7 +374,8 @@ class VectorIndex:
             elif (approximate := shards[name].wanted()) is not None:
                 await asyncio.to_thread(shards[name].rebuild, approximate)
         sums = {name: checksum(pairs) for name, pairs in seen.items()}
-        reason = problem or ("fresh" if sums == saved_sums and not embedded else "stale")
+        fresh = sums == saved_sums and not embedded and not loaded
+        reason = problem or ("fresh" if fresh else "stale")
         changed = reason != "fresh" or removed
 
         def install() -> None:
@@ -333,4 +384,8 @@ class VectorIndex:
                 self._save()
 
         await self._locked(install)
-        return RebuildReport(reason, kept, embedded, removed, tuple(relabel))
+        return RebuildReport(reason, kept, embedded, removed, tuple(relabel), loaded)
+
+
+def _vectors_of(shards: dict[str, Shard], entries: list[IndexEntry]) -> np.ndarray:
+    return np.stack([shards[e.namespace].vector(e.id) for e in entries])

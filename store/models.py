@@ -17,6 +17,7 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -163,3 +164,8 @@ class Experience(Base):
     selected_count: Mapped[int] = mapped_column(Integer, server_default="0")
     gain_sum: Mapped[float] = mapped_column(Float, server_default="0")
     gain_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    merged_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    # The key's vector, float32 little-endian, for `embedding_model`; NULL until embedded.
+    # Deferred: only an index rebuild reads it, and it is the bulk of a row.
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    embedding_dim: Mapped[int | None] = mapped_column(Integer)

@@ -121,7 +121,9 @@ class ExperienceRecord:
     """A reflection experience: what kind of task (`key`), what worked (`text`), and usage.
 
     `gain_sum / gain_count` is the mean score gain when the experience was selected; the
-    mean is derived, not stored.
+    mean is derived, not stored. `merged_count` counts the near duplicates folded into it.
+    The key's embedding is stored beside the row but is not part of the record: only an index
+    rebuild reads it (`ExperienceRepository.all_for_index`).
     """
 
     namespace: str
@@ -137,6 +139,7 @@ class ExperienceRecord:
     selected_count: int = 0
     gain_sum: float = 0.0
     gain_count: int = 0
+    merged_count: int = 0
 
     def __post_init__(self) -> None:
         _require_aware("created_at", self.created_at)
@@ -152,13 +155,18 @@ class ExperienceRecord:
 
 @dataclass(frozen=True, slots=True)
 class IndexEntry:
-    """What rebuilding the vector index needs for one experience."""
+    """What rebuilding the vector index needs for one experience.
+
+    `embedding` is the stored key vector (float32 little-endian, for `embedding_model`) when
+    asked for and present; None means the key must be embedded again.
+    """
 
     id: str
     namespace: str
     embedding_model: str
     key: str
     text: str
+    embedding: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,12 @@ SQLite and PostgreSQL, and two banks kept consistent through Redis."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import threading
 import uuid
 
+import numpy as np
 import pytest
 
 from memory import MemoryBank, RedisNotices, VectorIndex, build_embedder
@@ -42,6 +45,42 @@ async def test_minilm_puts_a_wedding_speech_near_a_marriage_toast(minilm) -> Non
     assert speech @ toast > speech @ earnings + 0.2
 
 
+async def test_the_single_pass_path_matches_sentence_transformers_encode(minilm) -> None:
+    texts = ["genre: wedding speech; audience: family; constraints: warm, three minutes",
+             "quarterly report", "a toast"]
+    fast = await minilm.embed(texts)
+    reference = minilm._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    assert minilm._direct
+    assert np.allclose(fast, reference, atol=1e-5)
+
+
+async def test_the_forward_pass_runs_on_its_own_thread_with_every_core(minilm) -> None:
+    # FAISS searches set OpenMP to one thread on the shared pool's threads; torch reads that
+    # per-thread setting, so a forward pass there would run on one core.
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: a single-threaded forward pass is the default")
+    import faiss
+    import torch
+
+    await asyncio.gather(*(asyncio.to_thread(faiss.omp_set_num_threads, 1) for _ in range(8)))
+    seen = []
+    original = minilm._encode
+
+    def spy(texts):
+        seen.append((threading.current_thread().name, torch.get_num_threads()))
+        return original(texts)
+
+    minilm._encode = spy
+    try:
+        await minilm.embed(["a key"])
+        await minilm.embed(["another key"])
+    finally:
+        minilm._encode = original
+    names, threads = zip(*seen, strict=True)
+    assert len(set(names)) == 1 and names[0].startswith("embed")
+    assert min(threads) > 1
+
+
 async def test_remember_recall_forget_and_rebuild_on_each_database(
         minilm, migrated_store, tmp_path) -> None:
     store: Store = migrated_store  # type: ignore[assignment]
@@ -64,7 +103,7 @@ async def test_remember_recall_forget_and_rebuild_on_each_database(
     replica = MemoryBank(store.experiences, minilm,
                          VectorIndex(tmp_path, minilm.name, minilm.dim))
     report = await replica.start()
-    assert (report.reason, report.embedded) == ("missing", 3)
+    assert (report.reason, report.embedded, report.loaded) == ("missing", 0, 3)
     assert await replica.forget(toast.id, "ns")
     hits = await replica.recall("write a wedding speech for my brother", "ns", k=3)
     assert toast.id not in {h.experience.id for h in hits} and len(hits) == 2

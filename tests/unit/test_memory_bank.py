@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 
 from llm.errors import InvalidRequest, NotFound
 from memory import HashingEmbedder, LocalNotices, MemoryBank, VectorIndex
+from memory.index import vector_from
 from store import ExperienceRecord, Store
 
 WEDDING = "wedding speech for a sibling, warm tone, under three minutes"
@@ -142,3 +144,110 @@ async def test_a_new_embedding_model_reembeds_from_sql(store, tmp_path) -> None:
         assert (await bank.recall(WEDDING, "ns"))[0].experience.id == stored.id
     finally:
         await bank.aclose()
+
+
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self, dim: int = 256) -> None:
+        super().__init__(dim)
+        self.texts: list[str] = []
+
+    def _encode_sync(self, texts):
+        self.texts += texts
+        return super()._encode_sync(texts)
+
+
+async def stored_vectors(store: Store) -> dict[str, tuple[str, np.ndarray | None]]:
+    return {e.id: (e.embedding_model, vector_from(e.embedding, 256))
+            async for e in store.experiences.all_for_index(with_embeddings=True)}
+
+
+async def test_remembered_and_edited_keys_keep_their_vectors_in_sql(bank, store) -> None:
+    stored = (await bank.remember(experience(WEDDING))).experience
+    model, vector = (await stored_vectors(store))[stored.id]
+    expected = await bank.embedder.embed([WEDDING])
+    assert model == "hashing-256" and np.allclose(vector, expected[0])
+    await bank.update(stored.id, key=REPORT)
+    assert np.allclose((await stored_vectors(store))[stored.id][1],
+                       (await bank.embedder.embed([REPORT]))[0])
+    await bank.update(stored.id, text="lead with the numbers")  # the key's vector stays
+    assert np.allclose((await stored_vectors(store))[stored.id][1],
+                       (await bank.embedder.embed([REPORT]))[0])
+
+
+async def test_a_replica_without_index_files_loads_vectors_instead_of_embedding(
+        bank, store, tmp_path) -> None:
+    ids = [(await bank.remember(experience(k, text))).experience.id
+           for k, text in ((WEDDING, "open with a story"), (REPORT, "numbers first"))]
+    counting = CountingEmbedder()
+    replica = make_bank(store, tmp_path / "replica", counting)
+    report = await replica.start()
+    try:
+        assert (report.reason, report.loaded, report.embedded) == ("missing", 2, 0)
+        assert counting.texts == []
+        hits = await replica.recall("a warm wedding speech for my sister", "ns", k=2)
+        assert [h.experience.id for h in hits] == ids
+    finally:
+        await replica.aclose()
+
+
+async def test_rows_without_a_vector_are_embedded_once_and_written_back(store, tmp_path) -> None:
+    legacy = await store.experiences.add_many(
+        [experience(WEDDING), experience(REPORT, "numbers first")])  # as before migration 0002
+    counting = CountingEmbedder()
+    first = make_bank(store, tmp_path / "one", counting)
+    report = await first.start()
+    await first.aclose()
+    assert (report.embedded, report.loaded) == (2, 0) and sorted(counting.texts) == sorted(
+        [WEDDING, REPORT])
+    assert all(v is not None for _, v in (await stored_vectors(store)).values())
+
+    counting.texts.clear()
+    second = make_bank(store, tmp_path / "two", counting)
+    report = await second.start()
+    await second.aclose()
+    assert (report.embedded, report.loaded, counting.texts) == (0, 2, [])
+    assert {e.id for e in legacy} == set(await stored_vectors(store))
+
+
+async def test_a_saved_index_fills_in_vectors_that_sql_lacks(store, tmp_path) -> None:
+    counting = CountingEmbedder()
+    bank = make_bank(store, tmp_path / "index", counting)
+    await bank.start()
+    stored = (await bank.remember(experience(WEDDING))).experience
+    await bank.aclose()
+    # The vector is lost from SQL while the saved index still has it.
+    await store.experiences.set_embedding_model([stored.id], "elsewhere")
+    await store.experiences.set_embedding_model([stored.id], "hashing-256")
+    assert (await stored_vectors(store))[stored.id][1] is None
+
+    counting.texts.clear()
+    bank = make_bank(store, tmp_path / "index", counting)
+    report = await bank.start()
+    await bank.aclose()
+    assert (report.reason, report.kept, report.embedded, counting.texts) == ("fresh", 1, 0, [])
+    assert np.allclose((await stored_vectors(store))[stored.id][1],
+                       (await counting.embed([WEDDING]))[0])
+
+
+async def test_a_new_model_stores_its_own_vectors(store, tmp_path) -> None:
+    bank = make_bank(store, tmp_path / "index")
+    await bank.start()
+    stored = (await bank.remember(experience(WEDDING))).experience
+    await bank.aclose()
+    bigger = make_bank(store, tmp_path / "index", HashingEmbedder(512))
+    report = await bigger.start()
+    await bigger.aclose()
+    assert (report.reason, report.embedded, report.loaded) == ("model_changed", 1, 0)
+    entry = [e async for e in store.experiences.all_for_index(with_embeddings=True)][0]
+    assert entry.id == stored.id and entry.embedding_model == "hashing-512"
+    assert np.allclose(vector_from(entry.embedding, 512),
+                       (await HashingEmbedder(512).embed([WEDDING]))[0])
+
+
+async def test_folding_in_a_duplicate_counts_the_merge(bank, store) -> None:
+    first = (await bank.remember(experience(WEDDING))).experience
+    assert first.merged_count == 0
+    again = await bank.remember(experience(WEDDING))
+    again = await bank.remember(experience(WEDDING))
+    assert again.duplicate and again.experience.merged_count == 2
+    assert (await store.experiences.get(first.id)).merged_count == 2

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from memory.index import VectorIndex, digest
+from memory.index import VectorIndex, digest, vector_bytes
 from memory.shard import IndexConfig, Shard
 from store.records import IndexEntry
 
@@ -192,3 +192,46 @@ async def test_an_ivf_shard_survives_a_restart(tmp_path) -> None:
     await again.remove("a", ["a00042"])
     query = await Embedding()(["key a00043"])
     assert (await again.search("a", query, 1))[0][0][0] == "a00043"
+
+
+async def test_rebuild_loads_stored_vectors_and_hands_back_the_ones_it_embedded(
+        tmp_path) -> None:
+    plain = rows(8)
+    vectors = await Embedding()([e.key for e in plain])
+    entries = [IndexEntry(e.id, "a", "m", e.key, "text", vector_bytes(v))
+               for e, v in zip(plain[:4], vectors[:4], strict=True)]
+    entries += [
+        IndexEntry(plain[4].id, "a", "m", plain[4].key, "text", b"\x00" * 12),  # damaged
+        IndexEntry(plain[5].id, "a", "old", plain[5].key, "text", vector_bytes(vectors[5])),
+        *plain[6:],  # no vector stored yet
+    ]
+    handed: dict[str, np.ndarray] = {}
+
+    async def keep(done: list[IndexEntry], got: np.ndarray) -> None:
+        handed.update({e.id: v for e, v in zip(done, got, strict=True)})
+
+    index, embed = VectorIndex(tmp_path, "m", DIM), Embedding()
+    report = await index.load_or_rebuild(stream(entries), embed, on_embedded=keep)
+
+    assert (report.loaded, report.embedded, report.relabel) == (4, 4, (plain[5].id,))
+    assert sorted(embed.texts) == sorted(e.key for e in plain[4:])
+    assert sorted(handed) == sorted(e.id for e in plain[4:])
+    assert np.allclose(handed[plain[6].id], vectors[6])
+    for row in (0, 3, 5, 7):
+        assert (await index.search("a", vectors[row:row + 1], 1))[0][0][0] == plain[row].id
+
+
+async def test_a_saved_vector_that_sql_lacks_is_handed_back_without_embedding(tmp_path) -> None:
+    entries = rows(6)
+    await built(tmp_path, entries)
+    handed: list[str] = []
+
+    async def keep(done: list[IndexEntry], got: np.ndarray) -> None:
+        expected = await Embedding()([e.key for e in done])
+        assert np.allclose(got, expected, atol=1e-6)
+        handed.extend(e.id for e in done)
+
+    index, embed = VectorIndex(tmp_path, "m", DIM), Embedding()
+    report = await index.load_or_rebuild(stream(entries), embed, on_embedded=keep)
+    assert (report.reason, report.kept, report.embedded, embed.texts) == ("fresh", 6, 0, [])
+    assert sorted(handed) == [e.id for e in entries]
