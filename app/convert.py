@@ -8,7 +8,8 @@ from typing import Any
 
 from app.wire import ChatCompletionRequest
 from llm.errors import InvalidRequest
-from llm.types import ChatParams, Chunk, Completion, Message, Usage
+from llm.types import ChatParams, Chunk, Completion, Message
+from loops.record import usage_dict
 
 
 def check_request(req: ChatCompletionRequest) -> None:
@@ -57,14 +58,6 @@ def _dump(value: Any) -> Any:
 
 def completion_id() -> str:
     return "chatcmpl-" + uuid.uuid4().hex
-
-
-def usage_dict(usage: Usage) -> dict[str, int]:
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.total_tokens,
-    }
 
 
 def to_response(completion: Completion, *, response_id: str, model: str,

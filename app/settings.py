@@ -26,6 +26,13 @@ def _split(value: Any) -> Any:
     return value
 
 
+def _http_urls(urls: list[str]) -> list[str]:
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"upstream URL {url!r} must start with http:// or https://")
+    return [u.rstrip("/") for u in urls]
+
+
 class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
@@ -44,14 +51,7 @@ class UpstreamSettings(BaseModel):
     max_connections: int = Field(1000, ge=1)
 
     _split = field_validator("url", mode="before")(_split)
-
-    @field_validator("url")
-    @classmethod
-    def _urls_are_http(cls, urls: list[str]) -> list[str]:
-        for url in urls:
-            if not url.startswith(("http://", "https://")):
-                raise ValueError(f"upstream URL {url!r} must start with http:// or https://")
-        return [u.rstrip("/") for u in urls]
+    _http = field_validator("url")(_http_urls)
 
 
 class DatabaseSettings(BaseModel):
@@ -159,7 +159,7 @@ class JudgeSettings(BaseModel):
     temperature: float = Field(0.0, ge=0, le=2)
 
     _split = field_validator("url", mode="before")(_split)
-    _http = field_validator("url")(UpstreamSettings._urls_are_http.__func__)  # type: ignore[attr-defined]
+    _http = field_validator("url")(_http_urls)
 
 
 class LogSettings(BaseModel):
