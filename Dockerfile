@@ -16,6 +16,7 @@ COPY rubrics ./rubrics
 COPY loops ./loops
 COPY memory ./memory
 COPY training ./training
+COPY evals ./evals
 COPY bench ./bench
 RUN pip install ".[postgres]" -c constraints.txt
 

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from app.auth import Principal
@@ -32,13 +32,18 @@ from store.group_commit import LoopWriter
 
 log = logging.getLogger("redraft.chat")
 _PIECE = re.compile(r"\S+\s*|\s+")
+# Loops being remembered at once (REDRAFT_MEMORY_REMEMBER_CONCURRENCY). Remembering costs two
+# judge calls and embeddings per loop; a backlog without bound grew RSS with it under sustained
+# load, so past this many the loop is answered and recorded but not remembered.
+MAX_REMEMBERING = 32
 
 
 class ChatService:
     def __init__(self, backend: Backend, metrics: Metrics, default_model: str, *,
                  loop: ReflectionLoop | None = None, recorder: LoopWriter | None = None,
                  defaults: ReflectionSettings | None = None, backend_name: str = "",
-                 memory: MemoryStep | None = None) -> None:
+                 memory: MemoryStep | None = None,
+                 max_remembering: int = MAX_REMEMBERING) -> None:
         self.backend = backend
         self.metrics = metrics
         self.default_model = default_model
@@ -48,6 +53,9 @@ class ChatService:
         self.backend_name = backend_name or getattr(backend, "name", "")
         self.memory = memory
         self._background: set[asyncio.Task[Any]] = set()
+        if max_remembering < 1:
+            raise ValueError("max_remembering must be at least 1")
+        self.max_remembering = max_remembering
 
     async def aclose(self) -> None:
         """Let experiences being summarised finish (at most 30 s) before the bank closes."""
@@ -134,7 +142,8 @@ class ChatService:
                                         emit=tagged if emit else None)
             recorded = await self._record(trace, req, principal, params.model or "")
             if recorded and self.memory is not None and options.memory:
-                self._after(self.memory.after_loop(trace, principal.namespace))
+                memory, namespace = self.memory, principal.namespace
+                self._after(lambda: memory.after_loop(trace, namespace))
             return trace
 
         traces = list(await asyncio.gather(*(one(i) for i in range(req.n))))
@@ -142,9 +151,13 @@ class ChatService:
         self.metrics.add_tokens(total.prompt_tokens, total.completion_tokens)
         return traces
 
-    def _after(self, work: Any) -> None:
-        """Remembering runs after the answer: it never delays or fails a response."""
-        task = asyncio.ensure_future(work)
+    def _after(self, work: Callable[[], Awaitable[Any]]) -> None:
+        """Remembering runs after the answer: it never delays or fails a response, and when
+        `max_remembering` loops are already being remembered this one is let go."""
+        if len(self._background) >= self.max_remembering:
+            self.metrics.count_error("remember_skipped")
+            return
+        task = asyncio.ensure_future(work())
         self._background.add(task)
 
         def done(t: asyncio.Task[Any]) -> None:
@@ -184,7 +197,7 @@ class ChatService:
                          "message": {"role": "assistant", "content": t.answer.text,
                                      "refusal": None}}
                         for i, t in enumerate(traces)],
-            "usage": usage_dict(total), "system_fingerprint": None, "reflection": reflection,
+            "usage": usage_dict(total), "reflection": reflection,
         }
 
     async def _open_loop_stream(self, req: ChatCompletionRequest, messages: Sequence[Message],

@@ -1,4 +1,5 @@
-"""`redraft serve`, `redraft db upgrade|downgrade|current`; `python -m app` serves too."""
+"""`redraft serve`, `redraft db upgrade|downgrade|current`, `redraft eval ...` (handed to
+`evals.cli`); `python -m app` serves too."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     db = sub.add_parser("db", help="database migrations")
     db.add_argument("action", choices=["upgrade", "downgrade", "current"])
     db.add_argument("revision", nargs="?", help="target revision (default head / -1)")
+    sub.add_parser("eval", help="WritingBench through a server, scored by a judge "
+                                "(`redraft eval --help`)", add_help=False)
     return p
 
 
@@ -59,6 +62,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["eval"]:  # its own options and no server settings: evals never imports app
+        from evals.cli import main as eval_main
+
+        return eval_main(argv[1:])
     args = _parser().parse_args(argv)
     command = args.command or "serve"
     try:

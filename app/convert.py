@@ -67,7 +67,7 @@ def to_response(completion: Completion, *, response_id: str, model: str,
         message: dict[str, Any] = {"role": "assistant", "content": c.text, "refusal": c.refusal}
         if c.tool_calls:
             message["tool_calls"] = c.tool_calls
-        choices.append({"index": c.index, "message": message, "logprobs": c.logprobs,
+        choices.append({"index": c.index, "message": message, "logprobs": wire_logprobs(c.logprobs),
                         "finish_reason": c.finish_reason})
     body: dict[str, Any] = {
         "id": response_id,
@@ -76,11 +76,20 @@ def to_response(completion: Completion, *, response_id: str, model: str,
         "model": completion.model or model,
         "choices": choices,
         "usage": usage_dict(completion.usage),
-        "system_fingerprint": completion.system_fingerprint,
     }
+    if isinstance(completion.system_fingerprint, str):  # OpenAI types it string: omit, never null
+        body["system_fingerprint"] = completion.system_fingerprint
     if extra:
         body.update(extra)
     return body
+
+
+def wire_logprobs(logprobs: Any) -> Any:
+    """A choice's `logprobs` in OpenAI's shape: `content` and `refusal` are both required
+    (null allowed); upstreams such as vLLM send only `content`."""
+    if not isinstance(logprobs, dict):
+        return logprobs
+    return {"content": None, "refusal": None, **logprobs}
 
 
 def to_chunk(chunk: Chunk, *, response_id: str, created: int, model: str,
@@ -96,14 +105,13 @@ def to_chunk(chunk: Chunk, *, response_id: str, created: int, model: str,
             delta["tool_calls"] = c.tool_calls
         if c.refusal is not None:
             delta["refusal"] = c.refusal
-        choices.append({"index": c.index, "delta": delta, "logprobs": c.logprobs,
+        choices.append({"index": c.index, "delta": delta, "logprobs": wire_logprobs(c.logprobs),
                         "finish_reason": c.finish_reason})
-    body: dict[str, Any] = {
+    body: dict[str, Any] = {  # no system_fingerprint: chunks do not carry one, and null is off-spec
         "id": response_id,
         "object": "chat.completion.chunk",
         "created": created,
         "model": chunk.model or model,
-        "system_fingerprint": None,
         "choices": choices,
     }
     if include_usage:

@@ -87,6 +87,7 @@ def configure_logging(level: str, json: bool) -> None:
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
+        logger.setLevel(logging.NOTSET)  # follow the root's level, whatever set it before
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
     # Libraries that narrate routine work at INFO (migration plugins, HTTP requests).
     for name in ("alembic", "httpx", "huggingface_hub", "urllib3"):

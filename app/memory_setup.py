@@ -19,7 +19,8 @@ async def open_memory(settings: Settings, experiences: ExperienceRepository,
     if not cfg.enabled:
         return None
     try:
-        embedder = await open_embedder(cfg.embedder, cfg.embedder_path)
+        embedder = await open_embedder(cfg.embedder, cfg.embedder_path,
+                                       threads=cfg.embedder_threads)
     except EmbedderUnavailable as exc:
         raise EmbedderUnavailable(
             f"{exc.message}; or set REDRAFT_MEMORY_ENABLED=false to serve without the "

@@ -7,6 +7,7 @@ from typing import Any
 
 from app.settings import ReflectionSettings
 from app.wire import ChatCompletionRequest, ReflectionOptions
+from llm.errors import InvalidRequest
 from loops.checklists import ChecklistSpec
 from loops.options import LoopOptions
 from loops.record import candidate_record, stage_usage, usage_dict
@@ -34,12 +35,18 @@ def loop_options(opts: ReflectionOptions | None, defaults: ReflectionSettings) -
     def pick(value: Any, default: Any) -> Any:
         return default if value is None else value
 
+    evaluation = pick(o.evaluation, defaults.evaluation)
+    holistic = evaluation == "holistic"  # the baseline judges without checklist or memory
+    if holistic and o.checklist is not None:
+        raise InvalidRequest("evaluation 'holistic' judges the answer as a whole and takes no "
+                             "checklist; drop reflection.checklist or set "
+                             "reflection.evaluation to 'joint'", param="reflection.checklist")
     return LoopOptions(
         max_rounds=pick(o.max_rounds, defaults.max_rounds),
         threshold=pick(o.threshold, defaults.threshold),
         candidates=pick(o.candidates, defaults.candidates),
-        evaluation=pick(o.evaluation, defaults.evaluation),
-        memory=pick(o.memory, defaults.memory),
+        evaluation=evaluation,
+        memory=pick(o.memory, defaults.memory) and not holistic,
         return_trace=bool(o.return_trace),
         token_budget=defaults.token_budget or None,
         time_budget=defaults.time_budget or None,

@@ -130,7 +130,7 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         memory=memory,
         chat=ChatService(backend, metrics, settings.model, loop=loop, recorder=recorder,
                          defaults=reflection, backend_name=settings.resolved_backend,
-                         memory=step),
+                         memory=step, max_remembering=settings.memory.remember_concurrency),
     )
 
 

@@ -109,7 +109,7 @@ class ReflectionSettings(BaseModel):
     max_rounds: int = Field(5, ge=0, le=10)
     threshold: float = Field(0.9, ge=0, le=1)
     candidates: int = Field(1, ge=1, le=8)
-    evaluation: Literal["joint", "per_dimension"] = "joint"
+    evaluation: Literal["joint", "per_dimension", "holistic"] = "joint"
     memory: bool = True
     checklist_mode: Literal["three_agent", "fused"] = "three_agent"
     fuse_reflection: bool = True
@@ -134,12 +134,18 @@ class MemorySettings(BaseModel):
     enabled: bool = True
     embedder: Literal["default", "sentence-transformers", "bge-m3"] = "default"
     embedder_path: str | None = None  # a local model directory (sentence-transformers, bge-m3)
+    # torch threads for the embedding forward pass (None: torch's default, one per core). On a
+    # small machine whose cores are busy, 1 keeps the recall step's embedding near 20 ms.
+    embedder_threads: int | None = Field(None, ge=1, le=256)
     approximate_from: int = Field(20_000, ge=100, description="vectors before IVF replaces exact")
     recall_k: int = Field(5, ge=1, le=50)
     select_max: int = Field(2, ge=1, le=5)
     remember_margin: float = Field(0.05, ge=0, le=1, description="score gain worth remembering")
     duplicate_key: float = Field(0.95, ge=0, le=1)
     duplicate_text: float = Field(0.90, ge=0, le=1)
+    # Loops being remembered at once; past this a loop is answered and recorded but not
+    # remembered (counted as redraft_errors_total{type="remember_skipped"}).
+    remember_concurrency: int = Field(32, ge=1, le=4096)
 
     @model_validator(mode="after")
     def _path_given(self) -> MemorySettings:

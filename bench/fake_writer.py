@@ -3,9 +3,9 @@
 The fake upstream (`python -m bench.fake_upstream --responder writer`) calls a
 `WriterResponder` for every chat request. It recognises each hidden call by the shape of the
 JSON schema in `response_format` (open, axial, selective and fused coding; the joint and
-per-dimension judge; the loop's fused assessment; the reflection) or, for plain-text calls,
-by the prompt (a rewrite starts with the rewrite template's first words; anything else is
-a draft). Answers are deterministic and cost O(prompt length) to build.
+per-dimension judge; the loop's fused assessment; the reflection; the holistic judge) or,
+for plain-text calls, by the prompt (a rewrite starts with the rewrite template's first
+words; anything else is a draft). Answers are deterministic and cost O(prompt length) to build.
 
 The judge's score is a function of the text alone: `draft_score + step * r`, capped at 1,
 where r counts the revision marks (`REVISION_MARK`) in the text. Each rewrite appends one
@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 REVISION_MARK = "(rev. "
-REWRITE_OPENING = "Revise the answer below to the request"
+REWRITE_OPENING = "Revise the answer above to my request"
 
 _TARGET = '<turn role="user" target="true">\n'
 _DIM_HEADER = re.compile(r"### (.+?) \(scale (-?\d+)-(-?\d+), weight")
@@ -139,7 +139,7 @@ class WriterResponder:
         prompt = next((_content(m) for m in reversed(messages) if m.get("role") == "user"), "")
         if prompt.startswith(REWRITE_OPENING):
             self.counts["rewrite"] += 1
-            return self.rewrite(prompt)
+            return self.rewrite(prompt, messages)
         self.counts["draft"] += 1
         return draft(prompt, index)
 
@@ -149,7 +149,10 @@ class WriterResponder:
         props = schema.get("properties")
         if not isinstance(props, dict):
             return None
-        key = (*sorted(props), "|", *sorted(schema.get("$defs") or ()))
+        # Inline schemas (no $defs) differ below the top level: axial vs selective coding.
+        items = [sorted(_deref(schema, (p.get("items") or {})).get("properties") or ())
+                 for p in props.values() if isinstance(p, dict) and p.get("type") == "array"]
+        key = (*sorted(props), "|", *sorted(schema.get("$defs") or ()), "|", *map(tuple, items))
         if key not in self._kinds:
             self._kinds[key] = _classify(schema, frozenset(props))
         return self._kinds[key]
@@ -174,10 +177,16 @@ class WriterResponder:
 
     def _assess(self, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
         text = _response(prompt)
-        dims = _rendered_dimensions(prompt)
-        scores = [{"name": name, "evidence": _quote(text), "score": self.score(text, lo, hi)}
-                  for name, lo, hi in dims]
-        return {"scores": scores, **self._critique(text, [d[0] for d in dims], prompt)}
+        dims = schema["properties"]["scores"].get("properties") or {}
+        scores = {name: {"evidence": _quote(text), "score": self.score(text, *_scale(spec))}
+                  for name, spec in dims.items()}
+        return {"scores": scores, **self._critique(text, list(dims), prompt)}
+
+    def _holistic(self, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+        text = _response(prompt)
+        critique = self._critique(text, ["overall quality"], prompt)
+        return {"critique": critique["summary"], "actions": critique["items"][0]["actions"],
+                "score": self.score(text, *_scale(schema))}
 
     def _reflect(self, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
         text = _response(prompt)
@@ -203,15 +212,18 @@ class WriterResponder:
                 "items": items}
 
     # -- writing ------------------------------------------------------------------------------
-    def rewrite(self, prompt: str) -> str:
-        """The current answer plus one sentence that carries the next revision mark."""
-        current = _between(prompt, "## The current answer\n", "\n\n## The reflection\n").strip()
+    def rewrite(self, prompt: str, messages: list[dict[str, Any]]) -> str:
+        """The current answer (the assistant turn before the revision request) plus one
+        sentence that carries the next revision mark."""
+        turns = [(m.get("role"), _content(m)) for m in messages[:-1]]
+        current = next((c for r, c in reversed(turns) if r == "assistant"), "").strip()
+        request = next((c for r, c in reversed(turns) if r == "user"), prompt)
         reflection = _between(prompt, "## The reflection\n", "\n\n## Earlier rounds")
         dim = next((line[2:].split(":", 1)[0] for line in reflection.splitlines()
                     if line.startswith("- ")), "the weakest point")
         revision = current.count(REVISION_MARK) + 1
-        topic = _topic(_target(prompt))
-        if _is_zh(prompt):
+        topic = _topic(request)
+        if any(_is_zh(c) for _, c in turns):
             added = f"关于{dim}：本版补充了与“{topic}”相关的具体细节{REVISION_MARK}{revision})。"
         else:
             added = (f"On {dim.lower()}: this version adds a concrete detail about {topic} "
@@ -270,7 +282,7 @@ class WriterResponder:
         "open_coding": _open, "axial_coding": _axial, "selective_coding": _selective,
         "fused_coding": _fused, "judge_joint": _joint, "judge_dimension": _dimension,
         "assess": _assess, "reflect": _reflect, "task_key": _task_key, "select": _select,
-        "summarise": _summarise,
+        "summarise": _summarise, "holistic": _holistic,
     }
 
 
@@ -291,6 +303,8 @@ def _classify(schema: dict[str, Any], props: frozenset[str]) -> str | None:
         return "assess"
     if props == {"summary", "items"}:
         return "reflect"
+    if props == {"critique", "actions", "score"}:
+        return "holistic"
     if props == {"genre", "audience", "constraints"}:
         return "task_key"
     if props == {"selected"}:

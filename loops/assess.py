@@ -7,51 +7,55 @@ reflects separately.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import Field
 
-from llm.base import Backend
+from llm.base import Backend, JsonSchema
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from loops.options import EvaluationMode
 from loops.prompting import Attempt
 from loops.reflection import (
+    MAX_ITEMS,
     Reflected,
     ReflectionItemOut,
     ReflectionOut,
-    assess_prompt,
-    judge_messages,
+    assess_messages,
+    item_schema,
     reflect,
     to_reflection,
 )
 from loops.trace import Reflection
 from rubrics.checklist import Checklist, Evaluation, name_key
-from rubrics.evaluate import evaluate
-
-
-class ScoreOut(AnswerModel):
-    name: str
-    evidence: str
-    score: float = Field(allow_inf_nan=False)
+from rubrics.evaluate import Judged, evaluate, joint_schema
+from rubrics.schemas import EVIDENCE_CHARS, array, clip, obj, text
 
 
 class AssessOut(AnswerModel):
-    scores: list[ScoreOut] = Field(min_length=1)
+    scores: dict[str, Judged] = Field(min_length=1)
     summary: str
     items: list[ReflectionItemOut] = Field(max_length=8)
 
 
-def scores_to_evaluation(scores: Sequence[ScoreOut], checklist: Checklist) -> Evaluation:
+def assess_schema(checklist: Checklist) -> JsonSchema:
+    """The joint judge's scores (one required key per dimension, each an integer on its
+    scale) and the reflection (items about checklist dimensions)."""
+    return obj({"scores": joint_schema(checklist.dimensions)["properties"]["scores"],
+                "summary": text(),
+                "items": array(item_schema(checklist), 1, MAX_ITEMS)})
+
+
+def scores_to_evaluation(scores: Mapping[str, Judged], checklist: Checklist) -> Evaluation:
     """Every dimension scored once, clamped onto its scale; a missing one is an error."""
-    found = {name_key(s.name): s for s in scores}
+    found = {name_key(name): s for name, s in scores.items()}
     out = []
     for dim in checklist.dimensions:
         s = found.get(name_key(dim.name))
         if s is None:
             raise AnswerInvalid(f"dimension {dim.name!r} was not scored")
-        out.append(dim.scored(s.score, s.evidence))
+        out.append(dim.scored(s.score, clip(s.evidence, EVIDENCE_CHARS)))
     return Evaluation(scores=tuple(out))
 
 
@@ -97,9 +101,10 @@ class Assessor:
                                          checklist)
             return scores_to_evaluation(out.scores, checklist), critique
 
-        prompt = assess_prompt(query, text, checklist)
-        answer = await ask(self.judge, judge_messages(prompt),
-                           for_schema(self.params), AssessOut, accept, retries=self.retries)
+        answer = await ask(self.judge, assess_messages(query, text, checklist),
+                           for_schema(self.params),
+                           AssessOut, accept, retries=self.retries,
+                           schema=assess_schema(checklist))
         if answer.value is None:
             return Assessment(None, None, answer.usage, answer.calls)
         evaluation, critique = answer.value

@@ -26,6 +26,7 @@ from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.assess import Assessor
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
+from loops.holistic import HolisticLoop
 from loops.options import LoopOptions
 from loops.prompting import Attempt
 from loops.rewrite import rewrite
@@ -85,19 +86,23 @@ class ReflectionLoop:
     async def run(self, query: Sequence[Message], params: ChatParams, options: LoopOptions, *,
                   namespace: str, spec: ChecklistSpec | None = None,
                   emit: Emit | None = None) -> LoopTrace:
+        if options.evaluation == "holistic":  # the LLM-as-a-Judge baseline: no checklist
+            return await HolisticLoop(self.writer, self.judge, judge_params=self.judge_params,
+                                      clock=self.clock, retries=self.retries
+                                      ).run(query, params, options, emit=emit)
         fixed = await self.checklists.fixed(spec, namespace) if spec else None
         assessor = Assessor(self.judge, self.judge_params, options.evaluation,
                             options.fuse_reflection, self.retries)
         run = _Run(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
                    None, [])
-        resolved, y0, recalled = await self._first_draft(run, fixed, namespace)
+        resolved, y0, recalled, revising = await self._first_draft(run, fixed, namespace)
         run.checklist = resolved.checklist
         await run.event("checklist", source=resolved.source,
                         dimensions=len(resolved.checklist.dimensions))
         experiences: dict[str, Any] = recalled.as_dict() if recalled is not None else {}
         first, evaluated = y0, False
-        if recalled is not None and recalled.selected:
-            first, evaluated = await self._apply_memory(run, recalled, y0, experiences)
+        if revising is not None:
+            first, evaluated = await self._apply_memory(run, revising, y0, experiences)
         stop, rounds = await self._rounds(run, first, evaluated)
         if not run.candidates:
             run.candidates = [y0]
@@ -112,9 +117,11 @@ class ReflectionLoop:
                          resolved.source, resolved.id, stop, rounds, run.ledger,
                          self.clock() - run.started, experiences, tuple(query), recalled)
 
-    async def _first_draft(self, run: _Run, fixed: Resolved | None,
-                           namespace: str) -> tuple[Resolved, Candidate, Any]:
-        """Checklist, draft and memory recall, all concurrently."""
+    async def _first_draft(self, run: _Run, fixed: Resolved | None, namespace: str,
+                           ) -> tuple[Resolved, Candidate, Any, asyncio.Future[Any] | None]:
+        """Checklist, draft and memory recall, all concurrently; the memory rewrite of the
+        draft starts as soon as the draft and the selection are in, while a checklist still
+        being generated goes on."""
         t0 = self.clock()
         checklist_task = None
         if fixed is None:
@@ -123,6 +130,7 @@ class ReflectionLoop:
         recall_task = None
         if self.memory is not None and run.options.memory:
             recall_task = asyncio.ensure_future(self.memory.recall(run.query, namespace))
+        revising: asyncio.Future[Any] | None = None
         try:
             completion = await self.writer.chat(run.query, run.params)
             run.ledger.add("draft", completion.usage, seconds=self.clock() - t0)
@@ -130,16 +138,18 @@ class ReflectionLoop:
                               latency_ms=(self.clock() - t0) * 1000,
                               finish_reason=completion.finish_reason)
             await run.event("drafted", tokens=completion.usage.completion_tokens)
+            recalled = await self._recalled(run, recall_task, t0)
+            if recalled is not None and recalled.selected:
+                revising = asyncio.ensure_future(self._revise(run, recalled, draft))
             resolved = fixed or await checklist_task  # type: ignore[misc]
         except BaseException:
-            for task in (checklist_task, recall_task):
+            for task in (checklist_task, recall_task, revising):
                 if task is not None:
                     task.cancel()
             raise
         if fixed is None:
             run.ledger.add("checklist", resolved.usage, resolved.calls, self.clock() - t0)
-        recalled = await self._recalled(run, recall_task, t0)
-        return resolved, draft, recalled
+        return resolved, draft, recalled, revising
 
     async def _recalled(self, run: _Run, task: asyncio.Future[Any] | None, t0: float) -> Any:
         if task is None:
@@ -153,29 +163,43 @@ class ReflectionLoop:
         await run.event("recalled", recalled=len(recalled.hits), selected=len(recalled.selected))
         return recalled
 
-    async def _apply_memory(self, run: _Run, recalled: Any, y0: Candidate,
-                            experiences: dict[str, Any]) -> tuple[Candidate, bool]:
-        """Evaluate the draft while it is rewritten with the selected experiences."""
+    async def _revise(self, run: _Run, recalled: Any, y0: Candidate) -> Candidate | None:
+        """The draft rewritten with the selected experiences (not yet evaluated)."""
         t0 = self.clock()
-        scored = asyncio.ensure_future(self._evaluate(run, y0, want_reflection=False))
         try:
             revised = await self.memory.revise(  # type: ignore[union-attr]
                 recalled, run.query, y0.text, run.params)
         except RedraftError as exc:
             log.warning("memory rewrite failed: %s", exc.message)
-            revised = None
-        except BaseException:
-            scored.cancel()
-            raise
-        draft = await scored
-        experiences["draft_score"] = draft.score
+            return None
         if revised is None:
-            return draft, True
+            return None
         text, completion = revised
         run.ledger.add("memory", completion.usage, seconds=self.clock() - t0)
-        return Candidate(0, 0, "memory_rewrite", text, parent=draft.position,
-                         usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
-                         finish_reason=completion.finish_reason), False
+        return Candidate(0, 0, "memory_rewrite", text, usage=completion.usage,
+                         latency_ms=(self.clock() - t0) * 1000,
+                         finish_reason=completion.finish_reason)
+
+    async def _apply_memory(self, run: _Run, revising: asyncio.Future[Any], y0: Candidate,
+                            experiences: dict[str, Any]) -> tuple[Candidate, bool]:
+        """Evaluate the draft while it is (still) being rewritten with the experiences, and
+        the rewrite (with the reflection for round 1) alongside the draft's evaluation."""
+        run.candidates.append(y0)  # type: ignore[union-attr]  # slot 0, scored below
+        tasks = [asyncio.ensure_future(self._evaluate(run, y0, False, slot=0))]
+        try:
+            revised = await revising
+            if revised is not None:
+                revised = replace(revised, parent=0)
+                run.candidates.append(revised)  # type: ignore[union-attr]
+                tasks.append(asyncio.ensure_future(self._evaluate(
+                    run, revised, run.options.max_rounds > 0, slot=1)))
+            done = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+        experiences["draft_score"] = done[0].score
+        return done[-1], True
 
     async def _rounds(self, run: _Run, first: Candidate, evaluated: bool) -> tuple[str, int]:
         opts = run.options
@@ -257,15 +281,21 @@ class ReflectionLoop:
         await run.event("rewritten", round=t)
         return await self._evaluate(run, child, want_reflection)
 
-    async def _evaluate(self, run: _Run, cand: Candidate, want_reflection: bool) -> Candidate:
+    async def _evaluate(self, run: _Run, cand: Candidate, want_reflection: bool,
+                        slot: int | None = None) -> Candidate:
+        """Score `cand` and add it to the loop's candidates (at `slot` when one was kept for
+        it, so that concurrent evaluations keep their order)."""
         t0 = self.clock()
         a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
         run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
         score = a.score(run.checklist)  # type: ignore[arg-type]
-        position = len(run.candidates)  # type: ignore[arg-type]
+        position = len(run.candidates) if slot is None else slot  # type: ignore[arg-type]
         cand = replace(cand, position=position, evaluation=a.evaluation, score=score,
                        critique=a.critique)
-        run.candidates.append(cand)  # type: ignore[union-attr]
+        if slot is None:
+            run.candidates.append(cand)  # type: ignore[union-attr]
+        else:
+            run.candidates[slot] = cand  # type: ignore[index]
         await run.event("evaluated", round=cand.round, candidate=position, score=score)
         return cand
 

@@ -1,13 +1,17 @@
 """Algorithm 1, lines 7-11: recall experiences, keep the relevant ones, rewrite the draft with
 them; and afterwards, remember what this loop learned.
 
-Recall (task key, vector search, selection) runs concurrently with the checklist and the
-draft. When experiences are selected, the draft is evaluated while it is being rewritten
-with them, so the memory's score effect is measured at no cost in latency.
+Recall runs concurrently with the checklist and the draft and costs one call: the vector
+search uses the embedding of the request itself, and the LLM selects among the hits by the
+conversation. The task key (genre, audience, constraints) is only needed to store a new
+experience, so it is extracted after the loop, off the critical path. When experiences are
+selected, the draft is evaluated while it is being rewritten with them, so the memory's
+score effect is measured at no cost in latency.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,20 +19,23 @@ from typing import Any
 
 from llm.base import Backend
 from llm.types import ChatParams, Completion, Message, Usage
-from loops.prompting import language_rule, template
-from loops.rewrite import clean_rewrite
+from loops.prompting import template
+from loops.rewrite import clean_rewrite, revision_messages
 from loops.trace import LoopTrace
 from memory.bank import Hit, MemoryBank
 from memory.recollect import Selected, select, summarise, task_key
-from rubrics.conversation import render_conversation, target_text
+from rubrics.conversation import target_text
 from store.records import ExperienceRecord
 
 log = logging.getLogger(__name__)
 
 
+RECALL_CHARS = 2000  # of the request's text, embedded to search the bank
+
+
 @dataclass(frozen=True, slots=True)
 class Recalled:
-    key: str
+    query: str  # the text whose embedding searched the bank
     hits: tuple[Hit, ...]
     selected: tuple[Selected, ...]
     usage: Usage
@@ -36,7 +43,7 @@ class Recalled:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "key": self.key,
+            "query": self.query,
             "recalled": [{"id": h.experience.id, "score": round(h.score, 4),
                           "key": h.experience.key} for h in self.hits],
             "selected": [{"id": s.hit.experience.id, "reason": s.reason}
@@ -58,12 +65,13 @@ class MemoryStep:
         self.retries = retries
 
     async def recall(self, query: Sequence[Message], namespace: str) -> Recalled:
-        keyed = await task_key(self.judge, query, self.judge_params, self.retries)
-        hits = await self.bank.recall(keyed.key, namespace, self.k)
-        chosen, usage, calls = await select(self.judge, keyed.key, query, hits,
-                                            self.judge_params, self.select_max, self.retries)
-        return Recalled(keyed.key, tuple(hits), tuple(chosen), keyed.usage + usage,
-                        keyed.calls + calls)
+        text = recall_text(query)
+        hits = await self.bank.recall(text, namespace, self.k, count=False)
+        # The counter write is no reason to keep the selection call waiting.
+        (chosen, usage, calls), _ = await asyncio.gather(
+            select(self.judge, query, hits, self.judge_params, self.select_max, self.retries),
+            self.bank.count_recalled(hits))
+        return Recalled(text, tuple(hits), tuple(chosen), usage, calls)
 
     async def revise(self, recalled: Recalled, query: Sequence[Message], draft: str,
                      params: ChatParams) -> tuple[str, Completion] | None:
@@ -71,10 +79,8 @@ class MemoryStep:
             return None
         lessons = "\n".join(f"- ({s.hit.experience.key}) {s.hit.experience.text}"
                             for s in recalled.selected)
-        prompt = template("memory_rewrite").substitute(
-            language_rule=language_rule(target_text(query)),
-            conversation=render_conversation(query), text=draft, lessons=lessons)
-        completion = await self.writer.chat([{"role": "user", "content": prompt}],
+        request = template("memory_rewrite").substitute(lessons=lessons)
+        completion = await self.writer.chat(revision_messages(query, draft, request),
                                             params.with_(n=1))
         return clean_rewrite(completion.text), completion
 
@@ -87,10 +93,8 @@ class MemoryStep:
                                        selected=True, gain=gain)
         if not self.worth_remembering(trace):
             return None
-        key = recalled.key if recalled is not None else None
-        if key is None:
-            keyed = await task_key(self.judge, trace.query, self.judge_params, self.retries)
-            key = keyed.key
+        keyed = await task_key(self.judge, trace.query, self.judge_params, self.retries)
+        key = keyed.key
         text, _, _ = await summarise(self.judge, key, trace.scores, rounds_text(trace),
                                      self.judge_params, self.retries)
         if text is None:
@@ -108,6 +112,11 @@ class MemoryStep:
             return False
         gain = trace.answer.score - scores[0]
         return gain >= self.margin or (trace.stop_reason == "threshold" and gain > 0)
+
+
+def recall_text(query: Sequence[Message]) -> str:
+    """What a new task is searched by: its target turn, whitespace folded, cut short."""
+    return " ".join(target_text(query).split())[:RECALL_CHARS]
 
 
 def rounds_text(trace: LoopTrace) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-EvaluationMode = Literal["joint", "per_dimension"]
+EvaluationMode = Literal["joint", "per_dimension", "holistic"]  # holistic: loops.holistic
 ChecklistMode = Literal["three_agent", "fused"]
 STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded")
 

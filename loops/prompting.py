@@ -9,6 +9,7 @@ from string import Template
 
 from rubrics.checklist import Checklist, Evaluation
 from rubrics.conversation import detect_language
+from rubrics.evaluate import render_checklist as rubric_text
 
 
 @cache
@@ -26,12 +27,8 @@ def language_rule(query_text: str) -> str:
 
 @lru_cache(maxsize=256)
 def render_checklist(checklist: Checklist) -> str:
-    lines = []
-    for dim in checklist.dimensions:
-        lines.append(f"### {dim.name} (scale {dim.scale_min}-{dim.scale_max}, "
-                     f"weight {dim.weight:g})\n{dim.description}")
-        lines.extend(f"- {b.low}-{b.high}: {b.description}" for b in dim.bands)
-    return "\n".join(lines)
+    """The rubric as every judge prompt shows it (byte-identical across a loop's calls)."""
+    return rubric_text(checklist)
 
 
 def render_scores(checklist: Checklist, evaluation: Evaluation) -> str:

@@ -7,23 +7,19 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from llm.base import Backend
-from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
+from llm.base import Backend, JsonSchema
+from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
-from loops.prompting import (
-    Attempt,
-    language_rule,
-    render_checklist,
-    render_history,
-    render_scores,
-    template,
-)
+from loops.prompting import Attempt, language_rule, render_history, render_scores, template
 from loops.trace import Reflection, ReflectionItem
-from rubrics.checklist import Checklist, Evaluation, name_key
-from rubrics.conversation import render_conversation, target_text
+from rubrics.checklist import Checklist, Dimension, Evaluation, name_key
+from rubrics.conversation import target_text
+from rubrics.evaluate import judge_messages
+from rubrics.schemas import EVIDENCE_CHARS, LINE_CHARS, array, clip, obj, one_of, text
 from rubrics.templates import render
 
 MAX_ITEMS = 4
+MAX_ACTIONS = 4
 
 
 class ReflectionItemOut(AnswerModel):
@@ -46,15 +42,34 @@ class Reflected:
     degraded: bool
 
 
+def item_schema(checklist: Checklist) -> JsonSchema:
+    """One reflection item: about a checklist dimension, with one to MAX_ACTIONS actions."""
+    return obj({"dimension": one_of([d.name for d in checklist.dimensions]),
+                "evidence": text(EVIDENCE_CHARS), "objective": text(),
+                "actions": array(text(LINE_CHARS, 1), 1, MAX_ACTIONS)})
+
+
+def reflection_schema(checklist: Checklist) -> JsonSchema:
+    return obj({"summary": text(), "items": array(item_schema(checklist), 1, MAX_ITEMS)})
+
+
 def to_reflection(out: ReflectionOut, checklist: Checklist) -> Reflection | None:
-    """Keep the items about real dimensions (judges invent names); None when none are left."""
-    names = {name_key(d.name): d.name for d in checklist.dimensions}
-    items = tuple(
-        ReflectionItem(names[name_key(i.dimension)], i.evidence.strip(), i.objective.strip(),
-                       tuple(a.strip() for a in i.actions if a.strip()))
-        for i in out.items if name_key(i.dimension) in names)
-    items = tuple(i for i in items if i.actions)[:MAX_ITEMS]
-    return Reflection(items, out.summary.strip()) if items else None
+    """Keep the items about real dimensions (judges invent names); None when none are left.
+
+    A blank objective or blank actions (all a schema can allow) get the rubric's own words:
+    reach the top band, satisfy the description."""
+    dims = {name_key(d.name): d for d in checklist.dimensions}
+    items = tuple(_item(dims[name_key(i.dimension)], i) for i in out.items
+                  if name_key(i.dimension) in dims)[:MAX_ITEMS]
+    return Reflection(items, clip(out.summary, LINE_CHARS)) if items else None
+
+
+def _item(dim: Dimension, out: ReflectionItemOut) -> ReflectionItem:
+    actions = tuple(a for a in (clip(a, LINE_CHARS) for a in out.actions) if a)[:MAX_ACTIONS]
+    return ReflectionItem(
+        dim.name, clip(out.evidence, EVIDENCE_CHARS),
+        clip(out.objective, LINE_CHARS) or f"Reach the top band: {dim.bands[-1].description}",
+        actions or (f"Revise the text so that it satisfies: {dim.description}",))
 
 
 def fallback_reflection(checklist: Checklist, evaluation: Evaluation) -> Reflection:
@@ -74,12 +89,12 @@ def fallback_reflection(checklist: Checklist, evaluation: Evaluation) -> Reflect
 async def reflect(backend: Backend, query: Sequence[Message], text: str, checklist: Checklist,
                   evaluation: Evaluation, params: ChatParams, history: list[Attempt],
                   retries: int = 2) -> Reflected:
-    prompt = template("reflect").substitute(
+    task = template("reflect").substitute(
         max_items=MAX_ITEMS, language_rule=language_rule(target_text(query)),
-        conversation=render_conversation(query), checklist=render_checklist(checklist),
         scores=render_scores(checklist, evaluation), history=render_history(history), text=text)
-    answer = await ask(backend, judge_messages(prompt), for_schema(params),
-                       ReflectionOut, lambda out: usable(out, checklist), retries=retries)
+    answer = await ask(backend, judge_messages(query, checklist, task), for_schema(params),
+                       ReflectionOut, lambda out: usable(out, checklist), retries=retries,
+                       schema=reflection_schema(checklist))
     if answer.value is None:
         return Reflected(fallback_reflection(checklist, evaluation), answer.usage, answer.calls,
                          True)
@@ -94,12 +109,9 @@ def usable(out: ReflectionOut, checklist: Checklist) -> Reflection:
     return reflection
 
 
-def assess_prompt(query: Sequence[Message], text: str, checklist: Checklist) -> str:
-    return template("assess").substitute(
-        max_items=MAX_ITEMS, language_rule=language_rule(target_text(query)),
-        conversation=render_conversation(query), checklist=render_checklist(checklist), text=text)
-
-
-def judge_messages(prompt: str) -> list[Message]:
-    """The judge's standing instructions (shared with `rubrics.evaluate`), then the task."""
-    return system_user(render("judge_system"), prompt)
+def assess_messages(query: Sequence[Message], text: str, checklist: Checklist) -> list[Message]:
+    """The joint judge's prompt (same head, same scoring paragraph) with the reflection's
+    instructions added before the text: a fused call shares the evaluation's prefix."""
+    return judge_messages(query, checklist, template("assess").substitute(
+        scoring=render("judge_scoring").strip(), max_items=MAX_ITEMS,
+        language_rule=language_rule(target_text(query)), text=text))

@@ -9,7 +9,7 @@ from llm.base import Backend
 from llm.types import ChatParams, Completion, Message
 from loops.prompting import Attempt, language_rule, render_history, template
 from loops.trace import Reflection
-from rubrics.conversation import render_conversation, target_text
+from rubrics.conversation import message_text, target_text
 
 _PREFACE = re.compile(r"^\s*(here is|here's|below is|revised (answer|text|version))[^\n]*:\s*\n",
                       re.IGNORECASE)
@@ -35,10 +35,28 @@ def clean_rewrite(text: str, original_fenced: bool = False) -> str:
     return text.strip()
 
 
+def revision_messages(query: Sequence[Message], text: str, request: str) -> list[Message]:
+    """The reviser's standing instructions, the conversation, the current text as the
+    assistant's answer, then the revision request.
+
+    Ordered for an upstream's prefix cache: everything up to the current text repeats
+    byte for byte in every rewrite of a loop; only the text and the request change. The
+    instructions join the request's own system prompt (one system message, first: some chat
+    templates accept no other)."""
+    system = template("rewrite_system").substitute(
+        language_rule=language_rule(target_text(query))).strip()
+    turns = list(query)
+    if turns and turns[0].get("role") == "system":
+        first = turns.pop(0)
+        own = message_text(first)
+        system = f"{system}\n\n{own}" if own else system
+    return [{"role": "system", "content": system}, *turns,
+            {"role": "assistant", "content": text}, {"role": "user", "content": request}]
+
+
 async def rewrite(backend: Backend, query: Sequence[Message], text: str, reflection: Reflection,
                   params: ChatParams, history: list[Attempt]) -> tuple[str, Completion]:
-    prompt = template("rewrite").substitute(
-        language_rule=language_rule(target_text(query)), conversation=render_conversation(query),
-        text=text, reflection=render_reflection(reflection), history=render_history(history))
-    completion = await backend.chat([{"role": "user", "content": prompt}], params.with_(n=1))
+    request = template("rewrite").substitute(reflection=render_reflection(reflection),
+                                             history=render_history(history))
+    completion = await backend.chat(revision_messages(query, text, request), params.with_(n=1))
     return clean_rewrite(completion.text, text.lstrip().startswith("```")), completion

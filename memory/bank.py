@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -45,10 +46,55 @@ class BankConfig:
     duplicate_key: float = 0.95  # key cosine from which an experience may be a duplicate
     duplicate_text: float = 0.90  # ... and it is one when the texts are this close as well
     max_k: int = 50
+    query_vectors: int = 1024  # recent recall texts whose vectors are kept (a repeated query
+    # skips the model: the embedding is most of a recall's time)
+    text_vectors: int = 4096  # experiences whose text vectors are kept for the duplicate check
+
+
+class Recent:
+    """The `size` most recently used vectors by name (0 keeps none)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def get(self, name: str) -> np.ndarray | None:
+        vector = self._items.get(name)
+        if vector is not None:
+            self._items.move_to_end(name)
+        return vector
+
+    def put(self, name: str, vector: np.ndarray) -> None:
+        if self.size:
+            self._items[name] = vector
+            self._items.move_to_end(name)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def drop(self, names: Sequence[str]) -> None:
+        for name in names:
+            self._items.pop(name, None)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 def embedded_text(key: str) -> str:
     return key.strip()
+
+
+def _closest(ids: Sequence[str], vectors: Sequence[np.ndarray | None], text_vector: np.ndarray,
+             threshold: float) -> str | None:
+    """The id whose text vector is nearest `text_vector`, if that is at least `threshold`."""
+    scored = [(float(v @ text_vector), i) for i, v in zip(ids, vectors, strict=True)
+              if v is not None]
+    if not scored:
+        return None
+    similarity, best = max(scored, key=lambda pair: pair[0])
+    return best if similarity >= threshold else None
 
 
 class MemoryBank:
@@ -63,6 +109,10 @@ class MemoryBank:
         self.config = config or BankConfig()
         self.origin = uuid.uuid4().hex
         self._writes = asyncio.Lock()  # one remember/update/forget/rebuild at a time
+        self._query_vectors = Recent(self.config.query_vectors)
+        # Text vectors of stored experiences (by id), for the duplicate check: dropped when a
+        # text changes or goes; a miss is embedded again.
+        self._text_vectors = Recent(self.config.text_vectors)
         self._listener: asyncio.Task[None] | None = None
 
     async def start(self) -> RebuildReport:
@@ -86,6 +136,7 @@ class MemoryBank:
         """Bring the index in line with SQL: stored vectors are loaded, rows without one (or
         with one of another embedding model) are embedded and their vectors stored."""
         async with self._writes:
+            self._text_vectors.clear()
             report = await self.index.load_or_rebuild(
                 self.repository.all_for_index(with_embeddings=True), self.embedder.embed,
                 text_of=lambda e: embedded_text(e.key), on_embedded=self._store_vectors)
@@ -111,14 +162,28 @@ class MemoryBank:
         each hit's `recalled` counter."""
         if not 1 <= k <= self.config.max_k:
             raise InvalidRequest(f"k must be between 1 and {self.config.max_k}", param="k")
-        vector = await self.embedder.embed([embedded_text(key_text)])
+        vector = await self._query_vector(embedded_text(key_text))
         found = (await self.index.search(namespace, vector, k))[0]
         records = await self.repository.get_many([i for i, _, _ in found], namespace)
         scores = {i: s for i, s, _ in found}
         hits = [Hit(r, scores[r.id]) for r in records]
-        if count and hits:
-            await self.repository.increment([h.experience.id for h in hits], recalled=1)
+        if count:
+            await self.count_recalled(hits)
         return hits
+
+    async def _query_vector(self, text: str) -> np.ndarray:
+        """The embedding of a recall text, from the few most recent ones when it is there
+        (a text's vector never changes for one embedder)."""
+        vector = self._query_vectors.get(text)
+        if vector is None:
+            vector = await self.embedder.embed([text])
+            self._query_vectors.put(text, vector)
+        return vector
+
+    async def count_recalled(self, hits: Sequence[Hit]) -> None:
+        """Add one to each hit's `recalled` counter (what `recall(count=True)` does inline)."""
+        if hits:
+            await self.repository.increment([h.experience.id for h in hits], recalled=1)
 
     async def record_use(self, experience_ids: Sequence[str], *, selected: bool = True,
                          gain: float | None = None) -> None:
@@ -127,36 +192,76 @@ class MemoryBank:
 
     async def remember(self, experience: ExperienceRecord) -> Remembered:
         """Store `experience`, unless its namespace already holds a near duplicate: then the
-        existing one counts the new loop's gain instead."""
+        existing one counts the new loop's gain instead.
+
+        Everything that embeds runs before the write lock: the key, and when the namespace
+        has near keys the new text with theirs, in one call (concurrent remembers share the
+        embedder's batch). Under the lock only the duplicate check against the index and the
+        write remain; a near key that came in meanwhile (another remember) has its text
+        vector among the recent ones, else the check is prepared again off the lock."""
         experience = replace(experience, embedding_model=self.embedder.name)
         text = embedded_text(experience.key)
         vector = await self.embedder.embed([text])
-        async with self._writes:
-            existing = await self._duplicate_of(experience, vector)
-            if existing is not None:
-                trajectory = experience.score_trajectory
-                gain = trajectory[-1] - trajectory[0] if len(trajectory) > 1 else None
-                await self.repository.increment([existing.id], gain=gain, merged=1)
-                refreshed = await self.repository.get(existing.id)
-                return Remembered(refreshed or existing, duplicate=True)
-            stored = await self.repository.add(experience, embedding=vector_bytes(vector[0]))
-            await self.index.upsert(stored.namespace, [stored.id], vector, [digest(text)])
+        text_vector: np.ndarray | None = None
+        attempts = 0
+        while True:
+            attempts += 1
+            text_vector = await self._prepare(experience, vector, text_vector)
+            async with self._writes:
+                near = await self._near(experience.namespace, vector)
+                known = [self._text_vectors.get(i) for i in near]
+                if near and (text_vector is None or any(v is None for v in known)):
+                    if attempts < 3:
+                        continue  # a near key came in meanwhile: embed its text off the lock
+                    text_vector = await self._prepare(experience, vector, text_vector)
+                    known = [self._text_vectors.get(i) for i in near]
+                existing = None if text_vector is None else _closest(
+                    near, known, text_vector, self.config.duplicate_text)
+                if existing is not None:
+                    trajectory = experience.score_trajectory
+                    gain = trajectory[-1] - trajectory[0] if len(trajectory) > 1 else None
+                    await self.repository.increment([existing], gain=gain, merged=1)
+                else:
+                    stored = await self.repository.add(experience,
+                                                       embedding=vector_bytes(vector[0]))
+                    await self.index.upsert(stored.namespace, [stored.id], vector,
+                                            [digest(text)])
+                    if text_vector is not None:
+                        self._text_vectors.put(stored.id, text_vector)
+                break
+        if existing is not None:
+            refreshed = await self.repository.get(existing)
+            if refreshed is not None:
+                return Remembered(refreshed, duplicate=True)
+            # gone from SQL since (the source of truth): stop finding it, store this one
+            self._text_vectors.drop([existing])
+            await self.index.remove(experience.namespace, [existing])
+            return await self.remember(experience)
         await self._announce("upsert", stored.namespace, [stored.id], vector)
         return Remembered(stored, duplicate=False)
 
-    async def _duplicate_of(self, experience: ExperienceRecord,
-                            vector: np.ndarray) -> ExperienceRecord | None:
-        found = (await self.index.search(experience.namespace, vector, 3))[0]
-        near = [i for i, score, _ in found if score >= self.config.duplicate_key]
+    async def _near(self, namespace: str, vector: np.ndarray) -> list[str]:
+        """Ids whose keys are close enough to `vector` for a duplicate."""
+        found = (await self.index.search(namespace, vector, 3))[0]
+        return [i for i, score, _ in found if score >= self.config.duplicate_key]
+
+    async def _prepare(self, experience: ExperienceRecord, vector: np.ndarray,
+                       text_vector: np.ndarray | None) -> np.ndarray | None:
+        """When the namespace has near keys: the new text's vector (`text_vector` if already
+        known), with the near experiences' text vectors put among the recent ones."""
+        near = await self._near(experience.namespace, vector)
         if not near:
-            return None
-        candidates = await self.repository.get_many(near, experience.namespace)
-        if not candidates:
-            return None
-        texts = await self.embedder.embed([experience.text, *(c.text for c in candidates)])
-        similarity = texts[1:] @ texts[0]
-        best = int(np.argmax(similarity))
-        return candidates[best] if similarity[best] >= self.config.duplicate_text else None
+            return text_vector
+        missing = [i for i in near if self._text_vectors.get(i) is None]
+        records = await self.repository.get_many(missing, experience.namespace) \
+            if missing else []
+        own = [experience.text] if text_vector is None else []
+        if not own and not records:
+            return text_vector
+        vectors = await self.embedder.embed([*own, *(r.text for r in records)])
+        for record, found in zip(records, vectors[len(own):], strict=True):
+            self._text_vectors.put(record.id, found)
+        return vectors[0] if own else text_vector
 
     async def update(self, experience_id: str, *, namespace: str | None = None,
                      key: str | None = None, text: str | None = None,
@@ -171,6 +276,8 @@ class MemoryBank:
                 embedding=vector_bytes(vector[0]) if vector is not None else None)
             if record is None:
                 raise NotFound(f"no experience {experience_id!r}", param="id")
+            if text is not None:
+                self._text_vectors.drop([record.id])
             if vector is not None:
                 await self.index.upsert(record.namespace, [record.id], vector,
                                         [digest(embedded_text(record.key))])
@@ -184,6 +291,7 @@ class MemoryBank:
             record = await self.repository.get(experience_id, namespace)
             if record is None or not await self.repository.delete(experience_id, namespace):
                 return False
+            self._text_vectors.drop([experience_id])
             await self.index.remove(record.namespace, [experience_id])
         await self._announce("delete", record.namespace, [experience_id])
         return True
@@ -215,6 +323,7 @@ class MemoryBank:
         if notice.op == "reload":
             await self.reindex()
             return
+        self._text_vectors.drop(notice.ids)  # its text may have changed there
         if notice.op == "delete":
             await self.index.remove(notice.namespace, list(notice.ids))
             return

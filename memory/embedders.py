@@ -13,8 +13,11 @@ threaded (about 1.6x slower for a short key). One thread also keeps one OpenMP t
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import functools
 import hashlib
 import re
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, runtime_checkable
@@ -25,6 +28,24 @@ from llm.errors import RedraftError
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_BATCH = 64
+# Forward passes over ever-different (batch, length) shapes leave glibc holding freed pages in
+# its arenas: RSS grew by ~80 MB over 200 MiniLM calls, of which malloc_trim gave back 60.
+TRIM_EVERY = 10.0  # seconds between giving freed heap pages back to the OS
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        return None
+
+
+def release_freed_memory() -> None:
+    """Return the C heap's free pages to the OS (glibc `malloc_trim`; elsewhere a no-op)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 class EmbedderUnavailable(RedraftError):
@@ -84,6 +105,7 @@ class BatchingEmbedder:
         self._max_batch = max_batch
         self._pending: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
         self._drainer: asyncio.Task[None] | None = None
+        self._trimmed = time.monotonic()
         # Idle workers exit with the interpreter; nothing to close.
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="embed", initializer=initializer)
 
@@ -118,6 +140,10 @@ class BatchingEmbedder:
                 if not future.done():
                     future.set_result(vectors[start : start + len(part)])
                 start += len(part)
+            if time.monotonic() - self._trimmed > TRIM_EVERY:  # after the waiters have theirs
+                self._trimmed = time.monotonic()
+                await asyncio.get_running_loop().run_in_executor(self._worker,
+                                                                 release_freed_memory)
 
 
 def torch_threads(threads: int | None) -> Callable[[], None] | None:

@@ -12,11 +12,11 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
-from llm.base import Backend
+from llm.base import Backend, JsonSchema
 from llm.errors import InvalidRequest
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message, Usage
@@ -24,18 +24,32 @@ from rubrics.checklist import ANY, Checklist, Limits, name_key
 from rubrics.conversation import detect_language, render_conversation, target_text
 from rubrics.packs import PackLibrary
 from rubrics.repair import repair_checklist
+from rubrics.schemas import (
+    LINE_CHARS,
+    NAME_CHARS,
+    array,
+    clip,
+    distinct_names,
+    obj,
+    one_of,
+    text,
+)
 from rubrics.templates import render
 
 log = logging.getLogger(__name__)
 
 Mode = Literal["three_agent", "fused"]
 MIN_BANDS, MAX_BANDS = 3, 5
+M = TypeVar("M", bound=AnswerModel)
+
+
+ASPECTS = ("task_goal", "genre", "audience", "style", "format", "content_risk", "other")
+MAX_CANDIDATES, MAX_MERGED = 24, 8
 
 
 class Candidate(AnswerModel):
     name: str
-    aspect: str = Field(description="task_goal, genre, audience, style, format, "
-                                    "content_risk or other")
+    aspect: str = Field(description=", ".join(ASPECTS))
     reason: str
 
 
@@ -70,6 +84,15 @@ class FusedCoding(AnswerModel):
     dimensions: list[RubricDimension]
 
 
+def _candidate_schema() -> JsonSchema:
+    return obj({"name": text(NAME_CHARS, 1), "aspect": one_of(ASPECTS), "reason": text()})
+
+
+def _rubric_schema(name: JsonSchema) -> JsonSchema:
+    return obj({"name": name, "description": text(), "rationale": text(),
+                "bands": array(text(LINE_CHARS, 1), MIN_BANDS, MAX_BANDS)})
+
+
 @dataclass(frozen=True, slots=True)
 class BuiltChecklist:
     checklist: Checklist
@@ -98,29 +121,71 @@ class _Task:
                       min_bands=MIN_BANDS, max_bands=MAX_BANDS, **values)
         return system_user(render("coder_system"), user)
 
+    def open_schema(self) -> JsonSchema:
+        return obj({"candidates": array(_candidate_schema(), self.n_min, MAX_CANDIDATES)})
+
+    def axial_schema(self, candidates: Sequence[Candidate]) -> JsonSchema:
+        dim = obj({"name": text(NAME_CHARS, 1), "description": text(), "rationale": text(),
+                   "merged_from": array(one_of([c.name for c in candidates]), 0, MAX_MERGED)})
+        return obj({"dimensions": array(dim, self.n_min, self.n_max)})
+
+    def selective_schema(self, dims: Sequence[AxialDimension]) -> JsonSchema:
+        rubric = _rubric_schema(one_of([d.name for d in dims]))
+        return obj({"dimensions": array(rubric, len(dims), len(dims))})
+
+    def fused_schema(self) -> JsonSchema:
+        return obj({"candidates": array(_candidate_schema(), 0, MAX_CANDIDATES),
+                    "dimensions": array(_rubric_schema(text(NAME_CHARS, 1)), self.n_min,
+                                        self.n_max)})
+
     def checklist(self, dims: Sequence[RubricDimension]) -> Checklist:
-        """The rubric with ranges from the fixed step: band k covers (k-1)*step+1 .. k*step."""
+        """The rubric with ranges from the fixed step: band k covers (k-1)*step+1 .. k*step.
+
+        Names are made distinct and blank band descriptions named by their place: what no
+        schema can require is repaired here rather than retried."""
+        names = distinct_names([d.name for d in dims])
         raw = {"dimensions": [{
-            "name": d.name, "description": d.description, "rationale": d.rationale,
+            "name": name, "description": clip(d.description, LINE_CHARS),
+            "rationale": clip(d.rationale, LINE_CHARS),
             "bands": [{"low": k * self.step + 1, "high": (k + 1) * self.step,
-                       "description": text} for k, text in enumerate(d.bands)],
-        } for d in dims]}
+                       "description": clip(band, LINE_CHARS) or f"{name}: band {k + 1} of "
+                                                                  f"{len(d.bands)}"}
+                      for k, band in enumerate(d.bands)],
+        } for name, d in zip(names, dims, strict=True)]}
         return repair_checklist(raw, limits=self.limits, source="generated",
                                 language=self.language)
 
 
-def _distinct(items: Sequence[Any], least: int, what: str) -> list[Any]:
-    """Items with a non-empty, not yet seen name; too few of them is worth a retry."""
-    seen: set[str] = set()
-    kept = []
-    for item in items:
-        key = name_key(item.name)
-        if key and key not in seen:
-            seen.add(key)
-            kept.append(item)
-    if len(kept) < least:
-        raise AnswerInvalid(f"only {len(kept)} distinct {what}; at least {least} are needed")
-    return kept
+def _distinct(items: Sequence[M], least: int, what: str) -> list[M]:
+    """Items with blank or repeated names renamed (see `distinct_names`); fewer than `least`
+    of them (an upstream that ignored the schema's minItems) is worth a retry."""
+    if len(items) < least:
+        raise AnswerInvalid(f"only {len(items)} {what}; at least {least} are needed")
+    names = distinct_names([i.name for i in items])
+    return [i.model_copy(update={"name": n}) for i, n in zip(items, names, strict=True)]
+
+
+def _matched(axial: Sequence[AxialDimension],
+             rubrics: Sequence[RubricDimension]) -> list[RubricDimension]:
+    """One rubric per axial dimension, under its name: a rubric naming a dimension already
+    covered (or none of them) serves the next dimension left without one."""
+    wanted = {name_key(a.name) for a in axial}
+    by_key: dict[str, RubricDimension] = {}
+    spare = []
+    for rubric in rubrics:
+        key = name_key(rubric.name)
+        if key in wanted and key not in by_key:
+            by_key[key] = rubric
+        else:
+            spare.append(rubric)
+    out = []
+    for dim in axial:
+        rubric = by_key.get(name_key(dim.name)) or (spare.pop(0) if spare else None)
+        if rubric is not None:
+            out.append(RubricDimension(
+                name=dim.name, description=rubric.description.strip() or dim.description,
+                rationale=rubric.rationale.strip() or dim.rationale, bands=rubric.bands))
+    return out
 
 
 def _dump(items: Sequence[AnswerModel]) -> str:
@@ -131,20 +196,22 @@ async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
                        retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
     opened = await ask(backend, task.prompt("open_coding"), params, OpenCoding,
                        lambda a: _distinct(a.candidates, task.n_min, "candidates"),
-                       retries=retries)
+                       retries=retries, schema=task.open_schema())
     usage, calls = opened.usage, opened.calls
     if opened.value is None:
         return None, usage, calls, f"open coding: {opened.error}"
     axial = await ask(backend, task.prompt("axial_coding", candidates=_dump(opened.value)),
                       params, AxialCoding,
                       lambda a: _distinct(a.dimensions, task.n_min, "dimensions")[:task.n_max],
-                      retries=retries)
+                      retries=retries, schema=task.axial_schema(opened.value))
     usage, calls = usage + axial.usage, calls + axial.calls
     if axial.value is None:
         return None, usage, calls, f"axial coding: {axial.error}"
-    selective = await ask(backend, task.prompt("selective_coding", dimensions=_dump(axial.value)),
-                          params, SelectiveCoding, lambda a: task.checklist(a.dimensions),
-                          retries=retries)
+    dims = axial.value
+    selective = await ask(backend, task.prompt("selective_coding", dimensions=_dump(dims)),
+                          params, SelectiveCoding,
+                          lambda a: task.checklist(_matched(dims, a.dimensions)),
+                          retries=retries, schema=task.selective_schema(dims))
     usage, calls = usage + selective.usage, calls + selective.calls
     error = None if selective.value else f"selective coding: {selective.error}"
     return selective.value, usage, calls, error
@@ -153,7 +220,8 @@ async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
 async def _fused(backend: Backend, params: ChatParams, task: _Task,
                  retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
     answer = await ask(backend, task.prompt("fused_coding"), params, FusedCoding,
-                       lambda a: task.checklist(a.dimensions), retries=retries)
+                       lambda a: task.checklist(a.dimensions), retries=retries,
+                       schema=task.fused_schema())
     error = None if answer.value else f"fused coding: {answer.error}"
     return answer.value, answer.usage, answer.calls, error
 

@@ -25,16 +25,15 @@ from llm.structured import (
     ask,
     for_schema,
     parse_json,
-    schema_of,
     system_user,
 )
 from llm.types import ChatParams, Message, Usage
 from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
 from rubrics.conversation import render_conversation
+from rubrics.schemas import EVIDENCE_CHARS, integer, obj, text
 from rubrics.templates import render
 
 Mode = Literal["joint", "per_dimension"]
-EVIDENCE_CHARS = 1000
 
 
 class Judged(AnswerModel):
@@ -60,24 +59,36 @@ class EvaluationResult:
         return self.evaluation.normalised(self.checklist)
 
 
-def _criterion(dim: Dimension) -> str:
-    bands = "\n".join(f"- {b.low}-{b.high}: {b.description}" for b in dim.bands)
-    return f"### {dim.name}\n{dim.description}\nBands (score range: description):\n{bands}"
+def render_dimension(dim: Dimension) -> str:
+    lines = [f"### {dim.name} (scale {dim.scale_min}-{dim.scale_max}, weight {dim.weight:g})",
+             dim.description]
+    lines.extend(f"- {b.low}-{b.high}: {b.description}" for b in dim.bands)
+    return "\n".join(lines)
+
+
+def render_checklist(checklist: Checklist) -> str:
+    return "\n".join(render_dimension(d) for d in checklist.dimensions)
+
+
+def judge_messages(query_messages: Sequence[Message], checklist: Checklist,
+                   task: str) -> list[Message]:
+    """Every judge call of a loop opens with the same bytes — the judge's standing
+    instructions, the rubric, the conversation — so an upstream's prefix cache reuses them;
+    the task and the text it is about come last."""
+    head = render("judge_head", checklist=render_checklist(checklist),
+                  conversation=render_conversation(query_messages))
+    return system_user(render("judge_system"), f"{head}\n{task}")
 
 
 def judged_schema(dim: Dimension) -> JsonSchema:
-    """Judged's schema with the score pinned to the dimension's integer scale."""
-    schema = schema_of(Judged)
-    schema["properties"]["score"] = {"type": "integer", "minimum": dim.scale_min,
-                                     "maximum": dim.scale_max}
-    return schema
+    """Judged's schema with the score pinned to the dimension's integer scale (the evidence
+    is cut to EVIDENCE_CHARS anyway)."""
+    return obj({"evidence": text(EVIDENCE_CHARS),
+                "score": integer(dim.scale_min, dim.scale_max)})
 
 
 def joint_schema(dims: Sequence[Dimension]) -> JsonSchema:
-    scores = {"type": "object", "properties": {d.name: judged_schema(d) for d in dims},
-              "required": [d.name for d in dims], "additionalProperties": False}
-    return {"type": "object", "properties": {"scores": scores}, "required": ["scores"],
-            "additionalProperties": False}
+    return obj({"scores": obj({d.name: judged_schema(d) for d in dims})})
 
 
 def _evidence(text: str) -> str:
@@ -109,14 +120,13 @@ def _read_joint(text: str, pending: Sequence[Dimension]) -> tuple[list[Dimension
         missing, ensure_ascii=False)
 
 
-async def _joint(judge: Backend, prompt: dict[str, str], checklist: Checklist,
+async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist: Checklist,
                  params: ChatParams, retries: int) -> tuple[dict[str, DimensionScore], Usage, int]:
     pending = list(checklist.dimensions)
     found: dict[str, DimensionScore] = {}
     usage, calls = Usage(), 0
-    messages: list[Message] = system_user(render("judge_system"), render(
-        "judge_joint", criteria="\n\n".join(_criterion(d) for d in pending),
-        names=json.dumps([d.name for d in pending], ensure_ascii=False), **prompt))
+    messages = judge_messages(query, checklist, render(
+        "judge_joint", scoring=render("judge_scoring").strip(), text=text))
     for _ in range(retries + 1):
         calls += 1
         try:
@@ -134,15 +144,18 @@ async def _joint(judge: Backend, prompt: dict[str, str], checklist: Checklist,
     return found, usage, calls
 
 
-async def _per_dimension(judge: Backend, prompt: dict[str, str], checklist: Checklist,
-                         params: ChatParams, retries: int,
+async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
+                         checklist: Checklist, params: ChatParams, retries: int,
                          concurrency: int) -> tuple[dict[str, DimensionScore], Usage, int]:
     semaphore = asyncio.Semaphore(concurrency)
+    conversation = render_conversation(query)
 
     async def one(dim: Dimension) -> tuple[DimensionScore | None, Usage, int]:
+        # One criterion per call, as WritingBench's judge sees it; the text comes before
+        # it, so the calls for one text share everything up to the criterion as a prefix.
         messages = system_user(render("judge_system"), render(
-            "judge_dimension", criterion=_criterion(dim), low=dim.scale_min,
-            high=dim.scale_max, **prompt))
+            "judge_dimension", conversation=conversation, text=text,
+            criterion=render_dimension(dim), low=dim.scale_min, high=dim.scale_max))
         async with semaphore:
             answer = await ask(judge, messages, params, Judged,
                                lambda j: dim.scored(j.score, _evidence(j.evidence)),
@@ -170,13 +183,13 @@ async def evaluate(judge_backend: Backend, query_messages: Sequence[Message], te
         raise InvalidRequest(f"unknown evaluation mode {mode!r}", param="reflection.evaluation")
     if retries < 0 or concurrency < 1:
         raise InvalidRequest(f"bad evaluation bounds retries={retries} concurrency={concurrency}")
-    prompt = {"conversation": render_conversation(query_messages), "text": text}
     params = for_schema(params)
     if mode == "joint":
-        found, usage, calls = await _joint(judge_backend, prompt, checklist, params, retries)
+        found, usage, calls = await _joint(judge_backend, query_messages, text, checklist,
+                                           params, retries)
     else:
-        found, usage, calls = await _per_dimension(judge_backend, prompt, checklist, params,
-                                                   retries, concurrency)
+        found, usage, calls = await _per_dimension(judge_backend, query_messages, text,
+                                                   checklist, params, retries, concurrency)
     scores = tuple(found.get(d.name) or d.scored(d.scale_min) for d in checklist.dimensions)
     evaluation = Evaluation(scores=scores)
     degraded = len(found) < len(checklist.dimensions)

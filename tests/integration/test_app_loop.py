@@ -36,13 +36,13 @@ class Model:
             return f"note-{self.count - 1}"
         text = re.search(r"<response>\n(.*?)\n</response>", prompt, re.DOTALL).group(1)
         score = self.scores[int(text.split("-")[1]) % len(self.scores)]
-        names = json.loads(prompt.rsplit("exactly these dimension names: ", 1)[1]) \
-            if "exactly these dimension names" in prompt else re.findall(r"^### (.+?) \(scale",
-                                                                          prompt, re.M)
-        if '{"scores": {' in prompt:
-            return json.dumps({"scores": {n: {"evidence": "q", "score": score} for n in names}})
+        # The schema names every dimension (joint scoring, or scoring fused with reflection).
+        names = list(schema["properties"]["scores"]["properties"])
+        scores = {n: {"evidence": "q", "score": score} for n in names}
+        if "items" not in schema["properties"]:
+            return json.dumps({"scores": scores})
         return json.dumps({
-            "scores": [{"name": n, "score": score, "evidence": "q"} for n in names],
+            "scores": scores,
             "summary": "be warmer",
             "items": [{"dimension": names[0], "evidence": "q", "objective": "o",
                        "actions": ["add a time and place"]}]})

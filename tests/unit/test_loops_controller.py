@@ -49,16 +49,16 @@ def answer_of(prompt: str) -> str:
 
 def judge_reply(prompt: str, score: int) -> str:
     """Whatever the prompt asks for: fused assess, joint or per-dimension scores, reflection."""
-    if '{"scores": {' in prompt:
-        return json.dumps({"scores": {n: {"evidence": "q", "score": score} for n in DIMS}})
     if "Score it on this one dimension only" in prompt:
         return json.dumps({"evidence": "q", "score": score})
     reflection = {"summary": "tighten", "items": [
         {"dimension": "Clarity", "evidence": "x", "objective": "clearer", "actions": ["cut"]}]}
     if "The judge's scores" in prompt:
         return json.dumps(reflection)
-    return json.dumps({"scores": [{"name": n, "score": score, "evidence": "q"} for n in DIMS],
-                       **reflection})
+    scores = {"scores": {n: {"evidence": "q", "score": score} for n in DIMS}}
+    if "Then write the reflection" in prompt:
+        return json.dumps({**scores, **reflection})
+    return json.dumps(scores)
 
 
 class World:
@@ -126,9 +126,9 @@ def test_current_text_follows_the_newest_candidate_not_the_best():
     world = World([9, 2, 3, 4])
     opts = LoopOptions(max_rounds=2, threshold=1.0)
     trace = asyncio.run(make_loop(world).run(QUERY, ChatParams(), opts, namespace="default"))
-    prompts = [c.messages[-1]["content"] for c in world.writer.calls]
-    current_texts = [re.search(r"## The current answer\n(.*?)\n", p).group(1)
-                     for p in prompts if "## The current answer" in p]
+    # A rewrite sends the conversation, the current text as the assistant's turn, the request.
+    current_texts = [c.messages[-2]["content"] for c in world.writer.calls
+                     if len(c.messages) > len(QUERY)]
     assert current_texts == ["text-0", "text-1"]
     assert trace.answer.text == "text-0" and trace.stop_reason == "max_rounds"
 

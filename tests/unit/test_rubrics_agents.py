@@ -9,14 +9,9 @@ import pytest
 from llm.errors import UpstreamError, UpstreamUnavailable
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
-from rubrics.agents import (
-    AxialCoding,
-    FusedCoding,
-    OpenCoding,
-    SelectiveCoding,
-    build_checklist,
-)
+from rubrics.agents import build_checklist
 from rubrics.packs import PackLibrary
+from rubrics.schemas import strict_problems
 from rubrics.templates import render
 
 PARAMS = ChatParams(model="writer", temperature=0.2, n=3, tools=[{"type": "function"}])
@@ -60,9 +55,17 @@ async def test_three_agents_build_a_banded_checklist():
     assert [(b.low, b.high) for b in ck.dimensions[0].bands] == [(1, 2), (3, 4), (5, 6), (7, 8)]
     assert ck.dimensions[0].bands[0].description == "Audience fit level 0"
     assert ck.dimensions[0].rationale == "why Audience fit"
-    schemas = [c.schema for c in backend.calls]
-    assert schemas == [OpenCoding.model_json_schema(), AxialCoding.model_json_schema(),
-                       SelectiveCoding.model_json_schema()]
+    # Each schema says the counts and names the step after it checks.
+    opened, axial, selective = (c.schema["properties"] for c in backend.calls)
+    assert opened["candidates"]["minItems"] == 4
+    assert (axial["dimensions"]["minItems"], axial["dimensions"]["maxItems"]) == (4, 8)
+    assert axial["dimensions"]["items"]["properties"]["merged_from"]["items"]["enum"] == NAMES
+    rubrics = selective["dimensions"]
+    assert rubrics["minItems"] == rubrics["maxItems"] == 5
+    assert rubrics["items"]["properties"]["name"]["enum"] == NAMES
+    assert rubrics["items"]["properties"]["bands"]["minItems"] == 3
+    for call in backend.calls:
+        assert strict_problems(call.schema) == []
     assert built.usage.prompt_tokens > 0 and built.usage.completion_tokens > 0
     first = backend.calls[0]
     assert first.params.n == 1 and first.params.tools is None
@@ -98,17 +101,33 @@ async def test_invalid_answer_is_retried_with_the_error():
 
 
 async def test_obvious_faults_are_repaired_without_a_retry():
-    names = NAMES + ["tone ", "Grammar", "Originality", "Brand voice", "Safety", "Humour"]
-    dims = rubric(names)
-    dims.insert(0, {"name": "", "description": "x", "rationale": "x", "bands": ["a", "b", "c"]})
+    # Selective coding answers for the axial dimensions: a repeated or unknown name serves
+    # the next dimension left without a rubric; extra rubrics are dropped.
+    dims = rubric(["Tone", "tone ", "Grammar", "Audience fit", "Length", "Product facts",
+                   "Humour"])
+    dims[1]["bands"][1] = "   "
     backend = ScriptedBackend([
         "```json\n" + open_answer() + "\n```", axial_answer(),
         "Here you go: " + json.dumps({"dimensions": dims, "extra": 1}),
     ])
     built = await build_checklist(backend, ENGLISH, PARAMS, n_max=8)
     assert built.calls == 3 and not built.degraded
-    assert [d.name for d in built.checklist.dimensions] == NAMES + [
-        "Grammar", "Originality", "Brand voice"]
+    ck = built.checklist
+    assert [d.name for d in ck.dimensions] == NAMES
+    tone, call = ck.dimension("Tone"), ck.dimension("Call to action")
+    assert tone.bands[0].description == "Tone level 0"
+    assert call.bands[0].description == "tone  level 0" and call.rationale == "why tone"
+    assert call.bands[1].description == "Call to action: band 2 of 4"
+
+
+async def test_blank_and_repeated_names_are_made_distinct_instead_of_retried():
+    answer = json.dumps({"candidates": [], "dimensions": rubric(
+        ["Tone", " tone", "", "Length", "Tone"])})
+    backend = ScriptedBackend([answer])
+    built = await build_checklist(backend, ENGLISH, PARAMS, mode="fused")
+    assert built.calls == 1 and not built.degraded
+    assert [d.name for d in built.checklist.dimensions] == [
+        "Tone", "tone (2)", "Dimension 3", "Length", "Tone (3)"]
 
 
 @pytest.mark.parametrize("query, language", [(ENGLISH, "en"), (CHINESE, "zh")])
@@ -141,6 +160,9 @@ async def test_fused_mode_is_one_call():
                          "dimensions": rubric(bands=5)})
     backend = ScriptedBackend([answer])
     built = await build_checklist(backend, ENGLISH, PARAMS, mode="fused", step=1)
-    assert built.calls == 1 and backend.calls[0].schema == FusedCoding.model_json_schema()
+    schema = backend.calls[0].schema
+    assert built.calls == 1 and strict_problems(schema) == []
+    dims = schema["properties"]["dimensions"]
+    assert (dims["minItems"], dims["maxItems"]) == (4, 8)
     d = built.checklist.dimensions[0]
     assert [(b.low, b.high) for b in d.bands] == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]

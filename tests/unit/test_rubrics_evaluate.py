@@ -106,9 +106,12 @@ async def test_per_dimension_makes_one_concurrent_call_per_dimension():
     result = await evaluate(backend, QUERY, TEXT, ck, PARAMS, mode="per_dimension")
     assert result.calls == 3 and len(backend.calls) == 3 and peak == 3
     assert result.normalised == 1.0 and not result.degraded
-    judged = sorted(c.messages[-1]["content"].split("### ")[1].split("\n")[0]
-                    for c in backend.calls)
+    judged = sorted(judged_dimension(c.messages) for c in backend.calls)
     assert judged == ["Form", "Imagery", "Seasonal word"]
+    # The calls for one text differ only after it: the shared part is the prefix.
+    prompts = [c.messages[-1]["content"] for c in backend.calls]
+    head = prompts[0][:prompts[0].index("Score it on this one dimension only")]
+    assert all(p.startswith(head) for p in prompts) and f"{TEXT}\n</response>" in head
 
     peak = 0
     backend = Tracking(default=reply)
@@ -116,9 +119,15 @@ async def test_per_dimension_makes_one_concurrent_call_per_dimension():
     assert peak == 1 and len(backend.calls) == 3
 
 
+def judged_dimension(messages) -> str:
+    """The one dimension a per-dimension prompt asks about (and the only one it shows)."""
+    [_, task] = messages[1]["content"].split("### ")
+    return task.split(" (scale")[0]
+
+
 async def test_per_dimension_degrades_only_the_dimension_that_fails():
     def reply(messages, params, schema):
-        if "### Imagery" in messages[1]["content"]:
+        if judged_dimension(messages) == "Imagery":
             return "garbage"
         return json.dumps({"evidence": "e", "score": 1})
 

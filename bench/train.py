@@ -1,0 +1,148 @@
+"""Trainer throughput: SFT tokens/s and GSPO completions/s, printed as one JSON line.
+
+    python -m bench.train [--sft-steps 4] [--gspo-steps 2] [--shapes tiny,qwen2.5-0.5b]
+
+Each measurement runs `python -m training.distill sft|gspo` in a child process on a random
+model built locally (nothing is downloaded) and a synthetic exported dataset whose RL prompts
+carry the generic pack's checklist; the fake writer upstream is the judge. "tiny" runs on the
+CPU (CUDA hidden); "qwen2.5-0.5b" (Qwen2.5-0.5B's shape, random weights) runs only where a
+GPU is present. Figures are TRL's own `train_runtime`: tokens (TRL's `num_tokens`, prompt and
+completion without padding) or completions scored, divided by it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.fake_upstream import run_in_thread
+from bench.tiny_model import build_tiny_model
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPTS = ("Write a short note inviting the team to a picnic on Friday.",
+           "Draft a product announcement for a new note-taking app.",
+           "Write a polite email asking a landlord to fix a leaking tap.",
+           "Write a story opening about a lighthouse keeper.")
+# (rows per device per step, completion tokens, generations) per shape
+SETTINGS = {"tiny": {"batch": 4, "completion": 32, "generations": 4, "sentences": 8},
+            "qwen2.5-0.5b": {"batch": 8, "completion": 256, "generations": 8, "sentences": 40}}
+
+
+def write_dataset(root: Path, rows: int, sentences: int) -> Path:
+    """A dataset directory in `export`'s format, without a database."""
+    from rubrics.packs.library import PackLibrary
+    from training.export import VERSION, content_hash
+
+    checklist = PackLibrary().generic("en").model_dump(mode="json")
+    body = " ".join(f"Sentence {i} adds a concrete, relevant detail to the answer."
+                    for i in range(sentences))
+    for kind in ("sft", "prompts", "pairs"):
+        (root / kind).mkdir(parents=True, exist_ok=True)
+        (root / kind / "holdout.jsonl").write_text("")
+    with (root / "sft" / "train.jsonl").open("w") as sft, \
+            (root / "prompts" / "train.jsonl").open("w") as rl:
+        for i in range(rows):
+            prompt = [{"role": "user", "content": f"{PROMPTS[i % len(PROMPTS)]} (#{i})"}]
+            answer = [{"role": "assistant", "content": body}]
+            sft.write(json.dumps({"id": str(i), "loop_id": str(i), "prompt": prompt,
+                                  "completion": answer, "score": 1.0}) + "\n")
+            rl.write(json.dumps({"id": str(i), "loop_id": str(i), "prompt": prompt,
+                                 "checklist": checklist, "reference": body,
+                                 "reference_score": 1.0, "candidates": []}) + "\n")
+    (root / "pairs" / "train.jsonl").write_text("")
+    (root / "manifest.json").write_text(json.dumps({
+        "version": VERSION, "format": "chat", "content_hash": content_hash(root),
+        "counts": {"prompts": rows}}))
+    return root
+
+
+def stage(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """Run one stage in a child process; its summary (the last stdout line)."""
+    proc = subprocess.run([sys.executable, "-m", "training.distill", *argv], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure(shape: str, work: Path, judge_url: str, sft_steps: int,
+            gspo_steps: int) -> dict[str, Any]:
+    s = SETTINGS[shape]
+    model = build_tiny_model(work / f"model-{shape}", PROMPTS, shape=shape)
+    data = write_dataset(work / f"data-{shape}", rows=max(16, s["batch"] * sft_steps),
+                         sentences=s["sentences"])
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore"}
+    if shape == "tiny":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    common = ["--data", str(data), "--model", str(model), "--batch-size", str(s["batch"]),
+              "--save-steps", "100000", "--logging-steps", "1"]
+    sft = stage(["sft", *common, "--out", str(work / f"sft-{shape}"),
+                 "--max-steps", str(sft_steps)], env)
+    gspo = stage(["gspo", *common, "--out", str(work / f"gspo-{shape}"),
+                  "--max-steps", str(gspo_steps), "--judge-url", judge_url,
+                  "--judge-model", "fake-model", "--num-generations", str(s["generations"]),
+                  "--max-completion-length", str(s["completion"]), "--eval-prompts", "0"], env)
+    return {
+        "device": "cpu" if shape == "tiny" else gpu_name(),
+        "sft_tokens_per_s": round(sft["tokens"] / sft["train_runtime"], 1),
+        "sft": {"steps": sft["steps"], "tokens": sft["tokens"],
+                "seconds": sft["train_runtime"], "batch": s["batch"]},
+        "gspo_completions_per_s": round(gspo["completions"] / gspo["train_runtime"], 3),
+        "gspo": {"steps": gspo["steps"], "completions": gspo["completions"],
+                 "seconds": gspo["train_runtime"], "generations": s["generations"],
+                 "max_completion_length": s["completion"], "generation": gspo["generation"]},
+    }
+
+
+def reward_costs() -> dict[str, Any]:
+    """Each GSPO reward's cost per completion on the CPU (issue 8; see bench.reward_cost)."""
+    from bench.reward_cost import measure_rewards
+
+    return measure_rewards()
+
+
+def gpu_name() -> str | None:
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sft-steps", type=int, default=4)
+    parser.add_argument("--gspo-steps", type=int, default=2)
+    parser.add_argument("--shapes", default="tiny,qwen2.5-0.5b",
+                        help="comma-separated; qwen2.5-0.5b is skipped without a GPU")
+    parser.add_argument("--work", help="keep models, data and stage outputs here (default: a "
+                        "temporary directory, removed afterwards)")
+    args = parser.parse_args(argv)
+    shapes = [s for s in args.shapes.split(",") if s]
+    unknown = set(shapes) - set(SETTINGS)
+    if unknown:
+        parser.error(f"unknown shape(s) {sorted(unknown)}; known: {sorted(SETTINGS)}")
+    gpu = gpu_name()
+    results: dict[str, Any] = {"gpu": gpu}
+    with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp, \
+            run_in_thread(responder="writer") as (judge_url, _):
+        work = Path(args.work or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for shape in shapes:
+            if shape != "tiny" and gpu is None:
+                results[shape] = None  # needs a GPU
+                continue
+            print(f"measuring {shape} ...", file=sys.stderr, flush=True)
+            results[shape] = measure(shape, work, judge_url, args.sft_steps,
+                                     args.gspo_steps)
+    results["reward_cost"] = reward_costs()
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

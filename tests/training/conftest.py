@@ -1,0 +1,129 @@
+"""Trainer fixtures: a tiny random Qwen2 model, the fake writer upstream (also the judge), and
+loops recorded by the real app against it.
+
+Session-scoped: the model is built once and the loops recorded once; tests that write take
+their own output directories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl")
+
+from bench.fake_upstream import FakeUpstream, run_in_thread  # noqa: E402
+from bench.tiny_model import build_tiny_model  # noqa: E402
+
+PROMPTS = [
+    "Write a short note inviting the team to a picnic on Friday.",
+    "Draft a two-paragraph product announcement for a new note-taking app.",
+    "Write a polite email asking a landlord to fix a leaking tap.",
+    "Write a short story opening about a lighthouse keeper.",
+    "Summarise the benefits of daily walks for office workers.",
+    "Write a cover letter paragraph for a junior data analyst role.",
+]
+API_KEY = "sk-train"
+OTHER_KEY = "sk-other"
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen2"), corpus=PROMPTS)
+
+
+@pytest.fixture(scope="session")
+def writer_fake() -> Iterator[tuple[str, FakeUpstream]]:
+    """The fake upstream with the writer responder: the server's model and the judge."""
+    with run_in_thread(responder="writer") as (url, fake):
+        yield url, fake
+
+
+def _ask(client: Any, prompt: str, key: str = API_KEY, **extra: Any) -> dict[str, Any]:
+    body = {"model": "fake-model", "messages": [{"role": "user", "content": prompt}], **extra}
+    r = client.post("/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _add_variants(url: str) -> dict[str, str]:
+    """Three more loops copied from a real one: degraded, errored, and with reflection off
+    (what an upgraded server that records passthrough requests would store)."""
+    from store import LoopRepository, make_engine, make_sessionmaker
+
+    async def work() -> dict[str, str]:
+        engine = make_engine(url)
+        try:
+            repo = LoopRepository(make_sessionmaker(engine))
+            page, _ = await repo.list(namespace="team-a", limit=1)
+            (base,) = await repo.get_many([page[0].id])
+            variants = {
+                "degraded": dataclasses.replace(base, stop_reason="degraded"),
+                "errored": dataclasses.replace(base, error="upstream went away"),
+                "passthrough": dataclasses.replace(
+                    base, request={**base.request, "reflection": {"enabled": False}}),
+            }
+            ids = {}
+            for name, record in variants.items():
+                from store import new_id
+
+                copy = dataclasses.replace(record, id=new_id(), candidates=tuple(
+                    dataclasses.replace(c, id=new_id()) for c in record.candidates))
+                await repo.save(copy)
+                ids[name] = copy.id
+            return ids
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(work())
+
+
+@pytest.fixture(scope="session")
+def recorded(tmp_path_factory: pytest.TempPathFactory,
+             writer_fake: tuple[str, FakeUpstream]) -> dict[str, Any]:
+    """A SQLite store holding real loops: six prompts (the first asked twice), one in another
+    namespace, plus degraded / errored / reflection-off copies. {"url", "data_dir", ...}"""
+    from fastapi.testclient import TestClient
+
+    from app.factory import create_app
+    from app.settings import load_settings
+
+    base_url, fake = writer_fake
+    data_dir = tmp_path_factory.mktemp("recorded")
+    with pytest.MonkeyPatch.context() as mp:
+        for key in ("REDRAFT_API_KEYS", "REDRAFT_ADMIN_KEY", "REDRAFT_UPSTREAM_URL",
+                    "REDRAFT_DATABASE_URL", "REDRAFT_MODEL", "REDRAFT_BACKEND"):
+            mp.delenv(key, raising=False)
+        settings = load_settings(
+            data={"dir": data_dir}, model="fake-model", upstream={"url": base_url},
+            api={"keys": f"team-a:{API_KEY},team-b:{OTHER_KEY}"}, memory={"enabled": False})
+        with TestClient(create_app(settings)) as client:
+            answers = [_ask(client, p) for p in PROMPTS]
+            answers.append(_ask(client, PROMPTS[0]))
+            answers.append(_ask(client, "Write a haiku about autumn rain.", key=OTHER_KEY))
+            skipped = _ask(client, PROMPTS[1], reflection={"enabled": False})
+    assert all("loop_id" in a["reflection"] for a in answers), answers[0]["reflection"]
+    assert "skipped" in skipped["reflection"]
+    url = settings.database_url
+    variants = _add_variants(url)
+    fake.reset()
+    return {"url": url, "data_dir": data_dir, "variants": variants, "answers": answers}
+
+
+@pytest.fixture(scope="session")
+def dataset_dir(tmp_path_factory: pytest.TempPathFactory, recorded: dict[str, Any],
+                tiny_model_dir: Path) -> Path:
+    """`export` of the recorded loops (namespace team-a, one prompt in six held out)."""
+    from training.distill import main
+
+    out = tmp_path_factory.mktemp("export") / "data"
+    code = main(["export", "--database", recorded["url"], "--out", str(out),
+                 "--namespace", "team-a", "--holdout", "0.2", "--tokenizer", str(tiny_model_dir),
+                 "--max-prompt-tokens", "96"])
+    assert code == 0
+    return out

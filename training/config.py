@@ -1,0 +1,156 @@
+"""One config dataclass per stage; each field carries its help text and bounds once.
+
+`training.options` turns these into argparse options and config-file keys. The defaults of
+`GspoConfig` are the Writer-R1 paper's (§3.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from training.errors import UsageError
+from training.method_options import ExportMethods, GspoMethods, check_url
+from training.options import option
+
+PRECISIONS = ("auto", "bf16", "fp32")
+VLLM_MODES = ("auto", "off", "colocate", "server")
+# The `--reward` names (training.rewards.REWARDS holds their factories; a test keeps the two in
+# step) and those computed in-process, which make no judge call: DRO's R3 scores with the
+# policy itself. Kept here so that checking options never imports torch.
+REWARD_NAMES = ("checklist", "pairwise", "r3", "checklist+process", "pairwise+process")
+JUDGE_FREE_REWARDS = frozenset({"r3"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportConfig(ExportMethods):
+    out: str = option(help="dataset directory to write")
+    database: str | None = option(None, "SQLAlchemy URL of the loop store; default: "
+                                  "REDRAFT_DATABASE_URL, else redraft.db in REDRAFT_DATA_DIR "
+                                  "(./data), as the server does")
+    namespace: str | None = option(None, "only loops of this namespace (tenant)")
+    since: str | None = option(None, "only loops created at or after this ISO date/time (UTC)")
+    until: str | None = option(None, "only loops created before this ISO date/time (UTC)")
+    model: str | None = option(None, "only loops served under this model name")
+    min_final_score: float = option(0.0, "leave out loops whose best score is below this",
+                                    low=0.0, high=1.0)
+    min_gain: float = option(0.1, "a (y*, draft) preference pair needs at least this gain",
+                             low=0.0, high=1.0)
+    holdout: float = option(0.1, "share of prompts held out (split by prompt, never by row)",
+                            low=0.0, high=0.9)
+    seed: int = option(0, "seed of the held-out split")
+    max_prompt_tokens: int = option(1024, "RL prompts longer than this are truncated (oldest "
+                                    "turns first)", low=16)
+    tokenizer: str | None = option(None, "model or tokenizer directory to count prompt tokens "
+                                   "with; default: about 4 characters per token")
+    format: str = option("chat", "completion format of the sft rows: chat (y*) or think "
+                         "(R2-Write: <think> draft, reflections, revisions </think> y*)",
+                         choices=("chat", "think"))
+    overwrite: bool = option(False, "replace --out if it exists")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    """What SFT and GSPO share: data, model, output, LoRA, schedule, checkpoints."""
+
+    data: str = option(help="dataset directory written by `export`")
+    model: str = option(help="base model: a Hugging Face model directory")
+    out: str = option(help="stage directory to write (checkpoints in OUT/final)")
+    lora: bool = option(False, "train a LoRA adapter (PEFT) instead of every weight")
+    lora_r: int = option(16, "LoRA rank", low=1)
+    lora_alpha: int = option(32, "LoRA alpha", low=1)
+    lora_dropout: float = option(0.05, "LoRA dropout", low=0.0, high=0.9)
+    merge: bool = option(False, "merge the LoRA adapter into the weights of OUT/final")
+    max_steps: int = option(-1, "optimiser steps; -1: --epochs decides", low=-1)
+    batch_size: int = option(8, "rows per device per step", low=1)
+    grad_accum: int = option(1, "gradient accumulation steps", low=1)
+    warmup_ratio: float = option(0.01, "share of steps spent warming up the learning rate",
+                                 low=0.0, high=0.99)
+    max_grad_norm: float = option(1.0, "gradient-norm clip", low=0.0)
+    precision: str = option("auto", "auto: bf16 where the device has it", choices=PRECISIONS)
+    save_steps: int = option(200, "save a resumable checkpoint every N steps", low=1)
+    logging_steps: int = option(1, "log metrics every N steps", low=1)
+    seed: int = option(0, "training seed")
+    overwrite: bool = option(False, "replace --out if it exists")
+    resume: bool = option(False, "continue an interrupted run from its last checkpoint")
+
+    def check(self) -> None:
+        if self.merge and not self.lora:
+            raise UsageError("--merge only applies with --lora")
+        if self.overwrite and self.resume:
+            raise UsageError("--overwrite and --resume exclude each other")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SftConfig(TrainConfig):
+    epochs: float = option(1.0, "passes over the data (when --max-steps is -1)", low=0.0)
+    learning_rate: float = option(1e-5, "peak learning rate", low=0.0)
+    max_length: int = option(2048, "prompt + completion tokens kept per row", low=8)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GspoConfig(GspoMethods, TrainConfig):
+    judge_url: str | None = option(None, "OpenAI-compatible base URL of the judge, e.g. "
+                                   "http://127.0.0.1:8001/v1; required by every reward but r3")
+    judge_model: str | None = option(None, "model name the judge serves; required by every "
+                                     "reward but r3")
+    judge_api_key: str | None = option(None, "API key for the judge")
+    reward: str = option("checklist", "reward: checklist (the judge's checklist score, "
+                         "Writer-R1), pairwise (judge verdict against a reference, Writing-RL), "
+                         "r3 (DRO's in-process reasoning reflection reward, no judge), "
+                         "checklist+process or pairwise+process (R2-Write, with --alpha)",
+                         choices=REWARD_NAMES)
+    judge_concurrency: int = option(16, "judge calls in flight at once", low=1)
+    judge_retries: int = option(2, "re-asks of the judge per completion", low=0)
+    judge_timeout: float = option(120.0, "seconds per judge call", low=1.0)
+    epochs: float = option(2.0, "passes over the prompts (when --max-steps is -1)", low=0.0)
+    learning_rate: float = option(1e-6, "peak learning rate", low=0.0)
+    num_generations: int = option(8, "completions per prompt (the group G)", low=2)
+    beta: float = option(0.01, "KL coefficient", low=0.0)
+    epsilon: float = option(3e-4, "lower clip of the sequence importance ratio", low=0.0)
+    epsilon_high: float = option(4e-4, "upper clip of the sequence importance ratio", low=0.0)
+    temperature: float = option(1.0, "sampling temperature", low=0.0)
+    top_p: float = option(0.9, "nucleus sampling", low=0.0, high=1.0)
+    top_k: int = option(50, "top-k sampling (0: off)", low=0)
+    max_completion_length: int = option(1024, "tokens generated per completion", low=1)
+    eval_prompts: int = option(32, "held-out prompts scored before and after training (0: skip)",
+                               low=0)
+    vllm_mode: str = option("auto", "generation: auto (colocated vLLM when importable and a GPU "
+                            "is present, else transformers), off, colocate, server",
+                            choices=VLLM_MODES)
+    vllm_url: str | None = option(None, "base URL of a `trl vllm-serve` server (--vllm-mode "
+                                  "server)")
+
+    def check(self) -> None:
+        super().check()
+        if (self.batch_size * self.grad_accum) % self.num_generations:
+            raise UsageError(f"--batch-size x --grad-accum ({self.batch_size * self.grad_accum}) "
+                             f"must be a multiple of --num-generations ({self.num_generations})")
+        if self.vllm_mode == "server" and not self.vllm_url:
+            raise UsageError("--vllm-mode server needs --vllm-url")
+        if self.uses_judge:
+            for name, value in (("--judge-url", self.judge_url),
+                                ("--judge-model", self.judge_model)):
+                if not value:
+                    raise UsageError(f"--reward {self.reward} scores completions with a judge: "
+                                     f"{name} is required (on the command line or in --config)")
+        check_url("--judge-url", self.judge_url)
+
+    @property
+    def uses_judge(self) -> bool:
+        return self.reward not in JUDGE_FREE_REWARDS
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """`run`: export, sft, gspo in OUT/export, OUT/sft, OUT/gspo. Every stage option is
+    accepted too; a config file's [export], [sft] and [gspo] tables set one stage only."""
+
+    model: str = option(help="base model: a Hugging Face model directory")
+    out: str = option(help="run directory (one subdirectory per stage)")
+    loops_model: str | None = option(None, "export only loops served under this model name")
+    skip_sft: bool = option(False, "go straight from the base model to GSPO")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportConfig:
+    run_dir: str = option(help="a run or stage directory", positional=True)

@@ -1,0 +1,100 @@
+"""The checklist reward: each completion scored by the judge on its prompt's stored checklist.
+
+Scoring is redraft's own `rubrics.evaluate.evaluate` (joint mode: one judge call per
+completion, re-asked on a malformed answer), normalised to [0, 1]. A call that still fails,
+or an evaluation left degraded, gives no reward (None). One missing reward voids its whole
+group (every completion of the same prompt id in the batch gets None): TRL then computes NaN
+for the group and turns its advantages into zeros, so the group teaches nothing rather than
+teaching against a partial baseline. Both are counted (`stats()`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from llm.errors import RedraftError
+from rubrics.checklist import ChecklistInvalid, from_json
+from rubrics.evaluate import evaluate
+from training.judge import Judge
+
+
+def completion_text(completion: Any) -> str:
+    """Text of a TRL completion: a string, or a list of assistant messages."""
+    if isinstance(completion, str):
+        return completion
+    return "".join(str(m.get("content") or "") for m in completion if isinstance(m, dict))
+
+
+def prompt_messages(prompt: Any) -> list[dict[str, Any]]:
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return list(prompt)
+
+
+def void_groups(rewards: list[float | None],
+                ids: Sequence[Any] | None) -> tuple[list[float | None], int]:
+    """Every reward of a group that lost one becomes None; returns (rewards, groups voided)."""
+    if ids is None:
+        return rewards, 0
+    broken = {g for g, r in zip(ids, rewards, strict=True) if r is None}
+    voided = [None if g in broken else r for g, r in zip(ids, rewards, strict=True)]
+    return voided, len(broken)
+
+
+class ChecklistReward:
+    __name__ = "checklist"
+
+    def __init__(self, judge: Judge, retries: int = 2) -> None:
+        self.judge = judge
+        self.retries = retries
+        self.counts: Counter[str] = Counter()
+
+    async def score(self, item: tuple[Any, str, Any]) -> float | None:
+        prompt, text, checklist_data = item
+        try:
+            checklist = from_json(checklist_data)
+        except ChecklistInvalid:
+            self.counts["bad_checklist"] += 1
+            return None
+        for _ in range(self.retries + 1):
+            self.judge.calls += 1
+            try:
+                result = await evaluate(self.judge.backend, prompt_messages(prompt), text,
+                                        checklist, self.judge.params, mode="joint",
+                                        retries=self.retries)
+            except RedraftError:
+                self.counts["judge_errors"] += 1
+                continue
+            if not result.degraded:
+                return result.normalised
+            self.counts["degraded"] += 1
+        return None
+
+    def __call__(self, prompts: list[Any], completions: list[Any],
+                 completion_ids: Any = None, **columns: Any) -> list[float | None]:
+        checklists = columns.get("checklist") or [None] * len(prompts)
+        items = [(p, completion_text(c), k) for p, c, k in
+                 zip(prompts, completions, checklists, strict=True)]
+        rewards = self.judge.map(self.score, items)
+        missing = sum(r is None for r in rewards)
+        rewards, voided = void_groups(rewards, columns.get("id"))
+        self.counts["scored"] += len(rewards) - missing
+        self.counts["unscorable"] += missing
+        self.counts["groups_voided"] += voided
+        log_metric = columns.get("log_metric")
+        if callable(log_metric):
+            log_metric("checklist/unscorable", float(missing))
+            log_metric("checklist/groups_voided", float(voided))
+        return rewards
+
+    def stats(self) -> dict[str, int]:
+        return {k: self.counts.get(k, 0) for k in
+                ("scored", "unscorable", "groups_voided", "judge_errors", "degraded",
+                 "bad_checklist")}
+
+
+def checklist_reward(config: Any, *, judge: Judge, **_: Any) -> ChecklistReward:
+    return ChecklistReward(judge, retries=getattr(config, "judge_retries", 2))
+

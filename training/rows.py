@@ -1,0 +1,118 @@
+"""One recorded loop → the rows of the exported dataset (see TRAINING-CONTRACT in the README).
+
+A loop's prompt is its request's conversation; y* is its best-scored candidate, y0 its draft.
+Loops that teach nothing are left out with a reason: `errored`, `degraded` (the loop fell
+back), `passthrough` (no loop ran: reflection off, no candidates or no checklist) or
+`filtered` (no scored text, or below --min-final-score).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from rubrics.conversation import message_text, normalised_conversation
+from store import CandidateRecord, LoopRecord
+
+Counter = Callable[[str], int]
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+MESSAGE_OVERHEAD = 4  # template tokens around each turn, roughly
+
+
+def conversation(record: LoopRecord) -> list[dict[str, str]]:
+    """The request's messages as plain {role, content} text turns."""
+    messages = record.request.get("messages") or []
+    return [{"role": ROLES[m["role"]], "content": message_text(m)}
+            for m in messages if isinstance(m, dict) and m.get("role") in ROLES]
+
+
+def query_id(messages: list[dict[str, str]]) -> str:
+    return hashlib.sha256(normalised_conversation(messages).encode()).hexdigest()
+
+
+def best(record: LoopRecord) -> CandidateRecord | None:
+    """y*: the highest-scored candidate, the earliest on a tie (the loop's best-so-far)."""
+    scored = [c for c in record.candidates if c.total_score is not None]
+    return max(scored, key=lambda c: (c.total_score, -c.position)) if scored else None
+
+
+def draft(record: LoopRecord) -> CandidateRecord | None:
+    drafts = [c for c in record.candidates if c.kind == "draft"]
+    return min(drafts, key=lambda c: c.position) if drafts else None
+
+
+def left_out(record: LoopRecord, min_final_score: float) -> str | None:
+    """Why the loop gives no rows, or None when it does."""
+    if record.error:
+        return "errored"
+    if record.stop_reason == "degraded":
+        return "degraded"
+    reflection = record.request.get("reflection")
+    disabled = isinstance(reflection, dict) and reflection.get("enabled") is False
+    if disabled or not record.candidates or not record.checklist or not conversation(record):
+        return "passthrough"
+    top = best(record)
+    if top is None or top.total_score < min_final_score:  # type: ignore[operator]
+        return "filtered"
+    return None
+
+
+def char_counter(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def truncate(messages: list[dict[str, str]], limit: int,
+             count: Counter) -> tuple[list[dict[str, str]], bool]:
+    """Fit `messages` into `limit` tokens: drop the oldest non-system turns before the last,
+    then cut the end off the last turn. True when anything was cut."""
+    out = [dict(m) for m in messages]
+
+    def size() -> int:
+        return sum(count(m["content"]) + MESSAGE_OVERHEAD for m in out)
+
+    cut = False
+    while size() > limit:
+        older = [i for i, m in enumerate(out[:-1]) if m["role"] != "system"]
+        if not older:
+            break
+        del out[older[0]]
+        cut = True
+    while size() > limit and out[-1]["content"]:
+        text = out[-1]["content"]
+        over = size() - limit
+        keep = max(0, len(text) - max(1, len(text) * over // max(1, count(text))))
+        out[-1]["content"] = text[:keep]
+        cut = True
+    return out, cut
+
+
+def candidate_row(c: CandidateRecord) -> dict[str, Any]:
+    return {"position": c.position, "round": c.round, "kind": c.kind, "text": c.text,
+            "score": c.total_score, "parent": c.parent_position, "reflection": c.reflection}
+
+
+def rows_of(record: LoopRecord, *, max_prompt_tokens: int, count: Counter,
+            min_gain: float) -> dict[str, Any]:
+    """{"id", "sft", "prompt", "pair" (or None), "truncated"} for a loop that `left_out`
+    keeps."""
+    messages = conversation(record)
+    qid = query_id(messages)
+    top, first = best(record), draft(record)
+    assert top is not None and top.total_score is not None
+    chosen = [{"role": "assistant", "content": top.text}]
+    sft = {"id": qid, "loop_id": record.id, "prompt": messages, "completion": chosen,
+           "score": top.total_score}
+    short, truncated = truncate(messages, max_prompt_tokens, count)
+    prompt = {"id": qid, "loop_id": record.id, "prompt": short, "checklist": record.checklist,
+              "reference": top.text, "reference_score": top.total_score,
+              "candidates": [candidate_row(c) for c in
+                             sorted(record.candidates, key=lambda c: c.position)]}
+    pair = None
+    if (first is not None and first.total_score is not None and first.position != top.position
+            and top.total_score - first.total_score >= min_gain):
+        pair = {"id": qid, "loop_id": record.id, "prompt": messages, "chosen": chosen,
+                "rejected": [{"role": "assistant", "content": first.text}],
+                "chosen_score": top.total_score, "rejected_score": first.total_score}
+    return {"id": qid, "score": top.total_score, "sft": sft, "prompt": prompt, "pair": pair,
+            "truncated": truncated}
