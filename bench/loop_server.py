@@ -36,41 +36,44 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def redraft_process(upstream: str, data_dir: str, command: str = "",
-                    env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
-    """redraft serving on a free port, its stderr in the data dir; yields (base URL, process).
-
-    `command` replaces `python -m app` (e.g. to run the server under a profiler).
-    """
+                    env: dict[str, str] | None = None, *, log_path: str | Path | None = None,
+                    inherit_settings: bool = True) -> Iterator[tuple[str, subprocess.Popen]]:
+    """redraft serving on a free port, its stderr in `log_path` (default: the data dir);
+    yields (base URL, process). `command` replaces `python -m app` (e.g. to run the server
+    under a profiler); `inherit_settings=False` drops the caller's REDRAFT_* variables."""
     port = _free_port()
     argv = shlex.split(command) if command else [sys.executable, "-m", "app"]
-    env = {**os.environ, "REDRAFT_UPSTREAM_URL": upstream, "REDRAFT_DATA_DIR": data_dir,
-           "REDRAFT_LOG_LEVEL": "WARNING", "REDRAFT_MODEL": "fake-model", **(env or {})}
-    with open(Path(data_dir) / "redraft.log", "wb") as errors:
+    base_env = {k: v for k, v in os.environ.items()
+                if inherit_settings or not k.startswith("REDRAFT_")}
+    full_env = {**base_env, "REDRAFT_UPSTREAM_URL": upstream, "REDRAFT_DATA_DIR": data_dir,
+                "REDRAFT_LOG_LEVEL": "WARNING", "REDRAFT_MODEL": "fake-model", **(env or {})}
+    with open(log_path or Path(data_dir) / "redraft.log", "wb") as errors:
         proc = subprocess.Popen([*argv, "serve", "--port", str(port)],
-                                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+                                cwd=REPO, env=full_env, stdout=subprocess.DEVNULL, stderr=errors)
         try:
             yield f"http://127.0.0.1:{port}", proc
         finally:
             proc.terminate()
             try:
-                proc.wait(timeout=15)
+                proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=5)
 
 
 async def wait_ready(http: aiohttp.ClientSession, base: str, proc: subprocess.Popen,
-                     seconds: float = 60) -> None:
+                     seconds: float = 60, path: str = "/health") -> None:
+    """Until `path` answers 200; fails early when the server exits."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"redraft exited with {proc.returncode} (see its redraft.log)")
         with contextlib.suppress(aiohttp.ClientError):
-            async with http.get(f"{base}/health") as resp:
+            async with http.get(f"{base}{path}") as resp:
                 if resp.status == 200:
                     return
         await asyncio.sleep(0.1)
-    raise RuntimeError("redraft did not become healthy in time")
+    raise RuntimeError(f"redraft did not answer {path} in time")
 
 
 class Bench:

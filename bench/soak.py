@@ -23,23 +23,20 @@ import contextlib
 import json
 import os
 import random
-import shlex
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from bench.fake_upstream import run_subprocess
+from bench.loop_server import redraft_process, wait_ready
 
-REPO = Path(__file__).resolve().parent.parent
 TARGETS = {"errors": 0, "rss_growth_last_half_pct": 5.0}
 ONE_ROUND = {"max_rounds": 1}
 ADMIN_KEY = f"soak-admin-{uuid.uuid4().hex}"  # reads the bank's figures; user calls stay open
@@ -93,53 +90,6 @@ def trend(samples: list[tuple[float, float]]) -> tuple[float, float]:
     t0, t1 = samples[0][0], samples[-1][0]
     start = mv + slope * (t0 - mt)
     return slope, (100.0 * slope * (t1 - t0) / start if start > 0 else 0.0)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def redraft_server(upstream: str, data_dir: str, command: str = "",
-                   env_extra: dict[str, str] | None = None, log_path: str | None = None
-                   ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`redraft serve` on embedded defaults in front of `upstream`; yields (base URL, process)."""
-    port = _free_port()
-    argv = shlex.split(command) if command else [sys.executable, "-m", "app"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REDRAFT_")}
-    env.update({"REDRAFT_UPSTREAM_URL": upstream, "REDRAFT_DATA_DIR": data_dir,
-                "REDRAFT_ADMIN_KEY": ADMIN_KEY, "REDRAFT_LOG_LEVEL": "WARNING",
-                "REDRAFT_MODEL": "fake-model",
-                "REDRAFT_BACKEND": "openai", "REDRAFT_SERVER_PORT": str(port),
-                **(env_extra or {})})
-    with open(log_path or Path(data_dir) / "redraft.log", "wb") as errors:
-        proc = subprocess.Popen([*argv, "serve", "--port", str(port)], cwd=REPO, env=env,
-                                stdout=subprocess.DEVNULL, stderr=errors)
-        try:
-            yield f"http://127.0.0.1:{port}", proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-
-
-async def _wait_ready(http: aiohttp.ClientSession, base: str, proc: subprocess.Popen,
-                      seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"redraft exited with {proc.returncode}")
-        with contextlib.suppress(aiohttp.ClientError):
-            async with http.get(f"{base}/ready") as resp:
-                if resp.status == 200:
-                    return
-        await asyncio.sleep(0.2)
-    raise RuntimeError("redraft did not become ready in time")
 
 
 class Soak:
@@ -210,7 +160,7 @@ async def soak(base: str, proc: subprocess.Popen, args: argparse.Namespace
     timeout = aiohttp.ClientTimeout(total=args.request_timeout)
     connector = aiohttp.TCPConnector(limit=args.concurrency)
     async with aiohttp.ClientSession(timeout=timeout, connector=connector) as http:
-        await _wait_ready(http, base, proc)
+        await wait_ready(http, base, proc, seconds=120, path="/ready")
         warm = Soak(http, base, parse_mix("loop=0.5,stream=0.5"), seed=args.seed + 1)
         await asyncio.gather(*(warm.one() for _ in range(min(args.concurrency, 16))))
         run = Soak(http, base, args.mix, seed=args.seed)
@@ -327,8 +277,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     fake_args = ["--draft-score", "0.5", "--score-step", "0.2"]
     with run_subprocess(latency=args.latency, responder="writer", args=fake_args) as fake, \
             tempfile.TemporaryDirectory(prefix="redraft-soak-") as data_dir, \
-            redraft_server(fake.base_url, data_dir, args.server_cmd,
-                           dict(e.split("=", 1) for e in args.env), args.log) as (base, proc):
+            redraft_process(fake.base_url, data_dir, args.server_cmd,
+                            {"REDRAFT_ADMIN_KEY": ADMIN_KEY, "REDRAFT_BACKEND": "openai",
+                             **dict(e.split("=", 1) for e in args.env)},
+                            log_path=args.log, inherit_settings=False) as (base, proc):
         log(f"redraft pid {proc.pid} at {base}; fake upstream pid {fake.proc.pid}; "
             f"{args.concurrency} clients for {args.duration:g} s")
         try:

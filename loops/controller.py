@@ -26,7 +26,8 @@ from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.assess import Assessor
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
-from loops.holistic import HolisticLoop
+from loops.holistic import RESOLVED as HOLISTIC
+from loops.holistic import HolisticAssessor
 from loops.options import LoopOptions
 from loops.prompting import Attempt
 from loops.rewrite import rewrite
@@ -59,7 +60,7 @@ class _Run:
     query: Sequence[Message]
     params: ChatParams
     options: LoopOptions
-    assessor: Assessor
+    assessor: Assessor | HolisticAssessor
     emit: Emit | None
     started: float
     ledger: Ledger
@@ -86,13 +87,16 @@ class ReflectionLoop:
     async def run(self, query: Sequence[Message], params: ChatParams, options: LoopOptions, *,
                   namespace: str, spec: ChecklistSpec | None = None,
                   emit: Emit | None = None) -> LoopTrace:
-        if options.evaluation == "holistic":  # the LLM-as-a-Judge baseline: no checklist
-            return await HolisticLoop(self.writer, self.judge, judge_params=self.judge_params,
-                                      clock=self.clock, retries=self.retries
-                                      ).run(query, params, options, emit=emit)
-        fixed = await self.checklists.fixed(spec, namespace) if spec else None
-        assessor = Assessor(self.judge, self.judge_params, options.evaluation,
-                            options.fuse_reflection, self.retries)
+        assessor: Assessor | HolisticAssessor
+        if options.evaluation == "holistic":
+            # The LLM-as-a-Judge baseline: one overall critique per text, no checklist, no memory.
+            fixed: Resolved | None = HOLISTIC
+            assessor = HolisticAssessor(self.judge, self.judge_params, self.retries)
+            options = replace(options, memory=False)
+        else:
+            fixed = await self.checklists.fixed(spec, namespace) if spec else None
+            assessor = Assessor(self.judge, self.judge_params, options.evaluation,
+                                options.fuse_reflection, self.retries)
         run = _Run(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
                    None, [])
         resolved, y0, recalled, revising = await self._first_draft(run, fixed, namespace)

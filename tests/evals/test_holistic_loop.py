@@ -12,7 +12,8 @@ from llm.base import JsonSchema, schema_response_format
 from llm.errors import UpstreamUnavailable
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams, Message
-from loops.holistic import HolisticLoop, HolisticOut, holistic_schema
+from loops.controller import ReflectionLoop
+from loops.holistic import HolisticOut, holistic_schema
 from loops.options import LoopOptions
 
 QUERY = [{"role": "user", "content": "Write a short product brief for a quiet kettle."}]
@@ -29,8 +30,16 @@ def writer_model(responder: WriterResponder):
     return reply
 
 
-def loop_with(writer: ScriptedBackend, judge: ScriptedBackend) -> HolisticLoop:
-    return HolisticLoop(writer, judge, judge_params=ChatParams(model="judge"), retries=1)
+class NoChecklists:
+    """The holistic baseline must never build or look up a checklist."""
+
+    def __getattr__(self, name: str):
+        raise AssertionError(f"the holistic loop used the checklist provider ({name})")
+
+
+def loop_with(writer: ScriptedBackend, judge: ScriptedBackend) -> ReflectionLoop:
+    return ReflectionLoop(writer, judge, NoChecklists(),  # type: ignore[arg-type]
+                          judge_params=ChatParams(model="judge"), retries=1)
 
 
 async def test_loop_rewrites_until_the_judge_score_reaches_the_threshold() -> None:
@@ -39,7 +48,7 @@ async def test_loop_rewrites_until_the_judge_score_reaches_the_threshold() -> No
     judge = ScriptedBackend(default=writer_model(responder))
     trace = await loop_with(writer, judge).run(
         QUERY, ChatParams(model="w"), LoopOptions(max_rounds=5, threshold=0.9,
-                                                  evaluation="holistic"))
+                                                  evaluation="holistic"), namespace="t")
     assert trace.stop_reason == "threshold"
     assert trace.rounds == 2  # 6/10 -> 8/10 -> 10/10 on the fake's quality ladder
     assert trace.scores == pytest.approx([5 / 9, 7 / 9, 1.0])
@@ -71,7 +80,7 @@ async def test_judge_that_never_answers_well_degrades_to_the_draft() -> None:
     writer = ScriptedBackend(default=writer_model(WriterResponder()))
     judge = ScriptedBackend(default='{"critique": "fine", "actions": [], "score": 42}')
     trace = await loop_with(writer, judge).run(
-        QUERY, ChatParams(), LoopOptions(max_rounds=3, evaluation="holistic"))
+        QUERY, ChatParams(), LoopOptions(max_rounds=3, evaluation="holistic"), namespace="t")
     assert trace.stop_reason == "degraded" and trace.rounds == 0
     assert trace.answer.kind == "draft" and trace.answer.score is None
     assert len(judge.calls) == 2  # first try and one retry
@@ -82,6 +91,6 @@ async def test_upstream_failure_mid_loop_keeps_the_best_text() -> None:
     writer = ScriptedBackend([writer_model(responder)], default=UpstreamUnavailable("down"))
     judge = ScriptedBackend(default=writer_model(responder))
     trace = await loop_with(writer, judge).run(
-        QUERY, ChatParams(), LoopOptions(max_rounds=3, evaluation="holistic"))
+        QUERY, ChatParams(), LoopOptions(max_rounds=3, evaluation="holistic"), namespace="t")
     assert trace.stop_reason == "degraded"
     assert trace.answer.kind == "draft" and trace.answer.score == pytest.approx(5 / 9)
