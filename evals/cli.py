@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -54,6 +55,7 @@ def _run_parser() -> argparse.ArgumentParser:
 
 
 def _report(argv: list[str]) -> int:
+    _require_extra()
     p = argparse.ArgumentParser(prog="redraft eval report",
                                 description="Rebuild summary.json, table.md and the figures.")
     p.add_argument("dir", type=Path)
@@ -75,6 +77,7 @@ def _compare(before: Path, after: Path) -> int:
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    _require_extra()
     missing = [flag for flag, value in (("--server", args.server), ("--model", args.model),
                                         ("--judge-url", args.judge_url),
                                         ("--judge-model", args.judge_model)) if not value]
@@ -98,6 +101,14 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for path in figures:
         print(f"figure: {path}")
     return 0
+
+
+def _require_extra() -> None:
+    """The harness draws figures and a progress bar: both come with the `eval` extra."""
+    missing = [name for name in ("matplotlib", "tqdm") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UsageError(f"{' and '.join(missing)} not installed: redraft eval needs the eval "
+                         "extra (pip install 'redraft[eval]', or -e '.[eval]' in a checkout)")
 
 
 def main(argv: list[str] | None = None) -> int:

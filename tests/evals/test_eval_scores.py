@@ -186,3 +186,15 @@ def test_bad_input_exits_2_with_a_clear_message(argv: list[str], message: str, t
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out" / "results.jsonl").exists()  # nothing half-written
 
+
+
+def test_missing_eval_extra_is_named_with_the_install_command(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    assert eval_main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "matplotlib not installed" in err and "redraft[eval]" in err
