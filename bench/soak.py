@@ -163,6 +163,16 @@ async def soak(base: str, proc: subprocess.Popen, args: argparse.Namespace
         await wait_ready(http, base, proc, seconds=120, path="/ready")
         warm = Soak(http, base, parse_mix("loop=0.5,stream=0.5"), seed=args.seed + 1)
         await asyncio.gather(*(warm.one() for _ in range(min(args.concurrency, 16))))
+        # Unmeasured warm-up at full load: caches, allocator arenas and the remembering
+        # backlog settle before the samples whose trend is judged (its errors still count).
+        warmup = Soak(http, base, args.mix, seed=args.seed + 2)
+        warm_stop = time.monotonic() + args.warmup
+
+        async def warm_client() -> None:
+            while time.monotonic() < warm_stop:
+                await warmup.one()
+
+        await asyncio.gather(*(warm_client() for _ in range(args.concurrency)))
         run = Soak(http, base, args.mix, seed=args.seed)
         skipped0, learned0 = await _remember_skipped(http, base), await _remembered(http, base)
         rss: list[tuple[float, float]] = []
@@ -192,8 +202,10 @@ async def soak(base: str, proc: subprocess.Popen, args: argparse.Namespace
         "bench": "soak", "duration_s": args.duration, "concurrency": args.concurrency,
         "mix": args.mix, "upstream_latency_s": args.latency,
         "requests": total, "requests_by_kind": dict(run.requests),
-        "rps": round(total / wall, 1), "errors": sum(run.errors.values()),
-        "errors_by_kind": dict(run.errors), "first_errors": run.first_errors,
+        "rps": round(total / wall, 1), "errors": sum((run.errors + warmup.errors).values()),
+        "errors_by_kind": dict(run.errors + warmup.errors),
+        "first_errors": run.first_errors or warmup.first_errors,
+        "warmup_s": args.warmup, "warmup_requests": sum(warmup.requests.values()),
         "rss_mb": rss, "rss_mb_first": rss[0][1] if rss else None,
         "rss_mb_last": rss[-1][1] if rss else None,
         "rss_slope_mb_per_min_last_half": round(slope * 60, 3),
@@ -285,7 +297,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"{args.concurrency} clients for {args.duration:g} s")
         try:
             return asyncio.run(asyncio.wait_for(soak(base, proc, args),
-                                                args.duration + 300))
+                                                args.warmup + args.duration + 300))
         finally:
             if proc.poll() is not None:
                 log("redraft died: " + Path(args.log or Path(data_dir) / "redraft.log"
@@ -296,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--duration", type=float, default=600.0, help="measured seconds")
+    p.add_argument("--warmup", type=float, default=0.0,
+                   help="unmeasured seconds of the same load first (RSS settles in ~1 min)")
     p.add_argument("--concurrency", type=int, default=64, help="clients, each back to back")
     p.add_argument("--mix", type=parse_mix, default=parse_mix("loop=0.25,stream=0.125"),
                    help="fractions of loop and streamed requests; the rest is passthrough")
@@ -314,8 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if any("=" not in e for e in args.env):
         p.error("--env takes NAME=VALUE")
-    if args.duration <= 0 or args.concurrency < 1:
-        p.error("--duration must be > 0 and --concurrency >= 1")
+    if args.duration <= 0 or args.concurrency < 1 or args.warmup < 0:
+        p.error("--duration must be > 0, --warmup >= 0 and --concurrency >= 1")
     try:
         result = run(args)
     except RuntimeError as exc:
