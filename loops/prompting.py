@@ -9,7 +9,6 @@ from string import Template
 
 from rubrics.checklist import Checklist, Evaluation
 from rubrics.conversation import detect_language
-from rubrics.evaluate import render_checklist as rubric_text
 
 
 @cache
@@ -23,12 +22,6 @@ def language_rule(query_text: str) -> str:
     if detect_language(query_text) == "zh":
         return "Write in Chinese (简体中文), the language of the request."
     return "Write in the language of the request."
-
-
-@lru_cache(maxsize=256)
-def render_checklist(checklist: Checklist) -> str:
-    """The rubric as every judge prompt shows it (byte-identical across a loop's calls)."""
-    return rubric_text(checklist)
 
 
 def render_scores(checklist: Checklist, evaluation: Evaluation) -> str:

@@ -12,6 +12,7 @@ import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
@@ -66,7 +67,10 @@ def render_dimension(dim: Dimension) -> str:
     return "\n".join(lines)
 
 
+@lru_cache(maxsize=256)
 def render_checklist(checklist: Checklist) -> str:
+    """The rubric as every judge prompt shows it: rendered once per checklist (a loop sends it
+    in every judge call, byte-identical for the upstream's prefix cache)."""
     return "\n".join(render_dimension(d) for d in checklist.dimensions)
 
 

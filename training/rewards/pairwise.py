@@ -20,9 +20,9 @@ from llm.base import Backend, JsonSchema
 from llm.errors import RedraftError
 from llm.structured import AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message
-from loops.prompting import render_checklist
 from rubrics.checklist import ChecklistInvalid, from_json
 from rubrics.conversation import render_conversation
+from rubrics.evaluate import render_checklist
 from rubrics.schemas import obj, one_of, text
 from rubrics.templates import render
 from training.references import ReferenceScheduler
