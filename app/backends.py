@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from app.metrics import Metrics
+from app.http.metrics import Metrics
 from app.settings import Settings
 from llm.base import Backend
 

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(exc.code, file=sys.stderr)
         return 2
-    from app.logs import configure_logging
+    from app.http.logs import configure_logging
 
     configure_logging(settings.log.level, settings.log.json_)
     if command == "db":

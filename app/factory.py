@@ -7,12 +7,16 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.auth import Authenticator
-from app.bodylimit import BodySizeLimit
-from app.errors import install_error_handlers
-from app.logs import RequestIdMiddleware
-from app.metrics import Metrics, MetricsMiddleware
-from app.routes import admin_loops, admin_memory, admin_ui, chat, models, ops
+from app.admin import loops as admin_loops
+from app.admin import memory as admin_memory
+from app.admin.ui import routes as admin_ui
+from app.http import ops
+from app.http.auth import Authenticator
+from app.http.bodylimit import BodySizeLimit
+from app.http.errors import install_error_handlers
+from app.http.logs import RequestIdMiddleware
+from app.http.metrics import Metrics, MetricsMiddleware
+from app.openai import chat, models
 from app.services import Services, close_services, open_services
 from app.settings import Settings
 from llm.base import Backend

@@ -9,12 +9,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from app.auth import Authenticator
 from app.backends import build_backend, build_judge, describe
-from app.chat_service import ChatService
-from app.limits import Limiter, build_limiter
+from app.http.auth import Authenticator
+from app.http.limits import Limiter, build_limiter
+from app.http.metrics import Metrics
 from app.memory_setup import open_memory
-from app.metrics import Metrics
+from app.openai.chat_service import ChatService
 from app.settings import Settings
 from llm.base import Backend
 from llm.types import ChatParams

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.fake_upstream import run_subprocess
+from bench.fakes.upstream import run_subprocess
 from evals.results import read_results
 from evals.runner import RunOptions, run
 

@@ -16,7 +16,7 @@ and prints one JSON line of figures on stdout (progress goes to stderr):
 - throughput: hidden calls per second with a zero-latency upstream and 32 clients running
   loops with the server's default options (distinct cold queries, then cached ones);
 - random_upstream: loops against an upstream that answers every structured call with a
-  seeded random instance of the schema it was sent (bench.random_instance), for both
+  seeded random instance of the schema it was sent (bench.fakes.random_instance), for both
   checklist modes, fused and separate reflection, joint and per-dimension evaluation, memory
   on: degraded loops, loops without a round, and retries (counted by the upstream);
 - prefix_share: of all prompt tokens a 3-round loop sends upstream, the fraction that repeat
@@ -45,9 +45,9 @@ from typing import Any
 
 import aiohttp
 
-from bench.fake_upstream import FakeProcess, run_subprocess
+from bench.fakes.upstream import FakeProcess, run_subprocess
+from bench.harness.loop_server import Bench, log, redraft_process, wait_ready
 from bench.loop_prompts import prefix_phase, random_phase
-from bench.loop_server import Bench, log, redraft_process, wait_ready
 
 ONE_ROUND = {"max_rounds": 1, "threshold": 1.0, "memory": False}
 MEMORY_ROUND = {"max_rounds": 1, "threshold": 1.0, "memory": True, "return_trace": True}

@@ -10,9 +10,9 @@ from typing import Any
 
 import aiohttp
 
-from bench.fake_upstream import FakeProcess, make_responder, run_in_thread
-from bench.loop_server import Bench, log, redraft_process, wait_ready
-from bench.random_instance import RandomResponder
+from bench.fakes.random_instance import RandomResponder
+from bench.fakes.upstream import FakeProcess, make_responder, run_in_thread
+from bench.harness.loop_server import Bench, log, redraft_process, wait_ready
 
 THREE_ROUNDS = {"max_rounds": 3, "threshold": 1.0, "memory": False}
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.loadgen import chat_url, request_body
+from bench.harness.loadgen import chat_url, request_body
 
 # Children import bench/ and app/ from this checkout, wherever the benchmark was started.
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -101,7 +101,7 @@ def _wait_ready(base_url: str, model: str, api_key: str | None, timeout: float,
 @contextlib.contextmanager
 def fake_upstream(port: int) -> Iterator[tuple[str, int]]:
     """The fake upstream in a subprocess; yields (base URL, pid)."""
-    cmd = [sys.executable, "-m", "bench.fake_upstream", "--port", str(port), "--latency", "0"]
+    cmd = [sys.executable, "-m", "bench.fakes.upstream", "--port", str(port), "--latency", "0"]
     proc = _spawn(cmd, stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
@@ -150,7 +150,7 @@ def _cpu_seconds(pid: int | None) -> float | None:
 
 def _load(url: str, concurrency: int, args: argparse.Namespace, api_key: str | None,
           watch: dict[str, int | None]) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.loadgen", "--url", url, "--concurrency",
+    cmd = [sys.executable, "-m", "bench.harness.loadgen", "--url", url, "--concurrency",
            str(concurrency), "--duration", str(args.duration), "--warmup", str(args.warmup),
            "--model", args.model]
     if args.stream:

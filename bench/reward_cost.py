@@ -25,7 +25,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from bench.tiny_model import build_tiny_model
+from bench.fakes.tiny_model import build_tiny_model
 
 PROMPTS = ("Write a short note inviting the team to a picnic on Friday.",
            "Draft a product announcement for a new note-taking app.",
@@ -46,12 +46,12 @@ def _requests(responder: Any) -> int:
 
 
 def measure_rewards(prompts: int = 4, generations: int = 8) -> dict[str, Any]:
-    from bench.fake_upstream import run_in_thread
-    from bench.methods_judge import MethodsResponder
+    from bench.fakes.methods_judge import MethodsResponder
+    from bench.fakes.upstream import run_in_thread
     from bench.train import write_dataset
-    from training.export import read_rows
-    from training.judge import Judge
+    from training.data.export import read_rows
     from training.rewards import REWARDS, make_reward
+    from training.rewards.judge import Judge
 
     out: dict[str, Any] = {"device": "cpu", "completions": prompts * generations,
                            "ms_per_completion": {}, "judge_requests_per_completion": {}}

@@ -34,8 +34,8 @@ from typing import Any
 
 import aiohttp
 
-from bench.fake_upstream import run_subprocess
-from bench.loop_server import redraft_process, wait_ready
+from bench.fakes.upstream import run_subprocess
+from bench.harness.loop_server import redraft_process, wait_ready
 
 TARGETS = {"errors": 0, "rss_growth_last_half_pct": 5.0}
 ONE_ROUND = {"max_rounds": 1}

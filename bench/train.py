@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.fake_upstream import run_in_thread
-from bench.tiny_model import build_tiny_model
+from bench.fakes.tiny_model import build_tiny_model
+from bench.fakes.upstream import run_in_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ("Write a short note inviting the team to a picnic on Friday.",
@@ -37,7 +37,7 @@ SETTINGS = {"tiny": {"batch": 4, "completion": 32, "generations": 4, "sentences"
 def write_dataset(root: Path, rows: int, sentences: int) -> Path:
     """A dataset directory in `export`'s format, without a database."""
     from rubrics.packs.library import PackLibrary
-    from training.export import VERSION, content_hash
+    from training.data.export import VERSION, content_hash
 
     checklist = PackLibrary().generic("en").model_dump(mode="json")
     body = " ".join(f"Sentence {i} adds a concrete, relevant detail to the answer."

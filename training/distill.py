@@ -42,19 +42,19 @@ class Stage:
 
 
 STAGES: dict[str, Stage] = {
-    "export": Stage(cfg.ExportConfig, "training.export:run_export",
+    "export": Stage(cfg.ExportConfig, "training.data.export:run_export",
                     "recorded loops → a versioned dataset directory (sft, prompts, pairs)"),
-    "sft": Stage(cfg.SftConfig, "training.sft:run_sft",
+    "sft": Stage(cfg.SftConfig, "training.stages.sft:run_sft",
                  "supervised fine-tuning on y* (TRL SFTTrainer, loss on the completion only)"),
-    "gspo": Stage(cfg.GspoConfig, "training.gspo:run_gspo",
+    "gspo": Stage(cfg.GspoConfig, "training.stages.gspo:run_gspo",
                   "GSPO (TRL GRPOTrainer, sequence-level ratios) with the checklist reward"),
-    "run": Stage(cfg.RunConfig, "training.pipeline:run_all",
+    "run": Stage(cfg.RunConfig, "training.stages.pipeline:run_all",
                  "export, sft and gspo in one run directory"),
-    "report": Stage(cfg.ReportConfig, "training.report:run_report",
+    "report": Stage(cfg.ReportConfig, "training.stages.report:run_report",
                     "print a run's summary table (and redraw its plots)"),
-    "dpo": Stage(mcfg.DpoConfig, "training.dpo:run_dpo",
+    "dpo": Stage(mcfg.DpoConfig, "training.stages.dpo:run_dpo",
                  "DPO (TRL DPOTrainer) on the exported pairs: y* chosen, draft y0 rejected"),
-    "processbench": Stage(mcfg.ProcessbenchConfig, "training.processbench:run_processbench",
+    "processbench": Stage(mcfg.ProcessbenchConfig, "training.stages.processbench:run_processbench",
                           "R2-Write's ProcessBench: score a model's <think> trajectories"),
 }
 # `run` takes its own fields plus every option of these stages.
@@ -88,7 +88,7 @@ def stage_values(name: str, file_values: dict[str, Any], given: dict[str, Any]) 
 def configure(name: str, given: dict[str, Any], file_values: dict[str, Any]) -> Any:
     """The stage's config dataclass, checked."""
     if name == "run":
-        from training.pipeline import run_configs
+        from training.stages.pipeline import run_configs
 
         return run_configs(given, file_values)
     tables = {k for k, v in file_values.items() if isinstance(v, dict)}

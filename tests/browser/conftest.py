@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Fake, Server, writer_responder_available
+from tests.e2e.conftest import Fake, Server
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
@@ -69,8 +69,6 @@ def page(browser: Any) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """redraft with the loop on, in front of the writer fake (loops that improve)."""
-    if not writer_responder_available():
-        pytest.skip("bench.fake_upstream has no --responder writer yet")
     fake = Fake("--responder", "writer")
     try:
         server = Server(fake, tmp_path_factory.mktemp("browser"))

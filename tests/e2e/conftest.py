@@ -36,7 +36,7 @@ UPSTREAM_TIMEOUT = 10.0
 _LAUNCHER = """
 import sys
 import orjson
-import bench.fake_upstream as fake
+import bench.fakes.upstream as fake
 
 class Recording(fake.FakeUpstream):
     async def __call__(self, scope, receive, send):
@@ -51,13 +51,6 @@ class Recording(fake.FakeUpstream):
 fake.FakeUpstream = Recording
 fake.main(sys.argv[1:])
 """
-
-
-def writer_responder_available() -> bool:
-    """True once bench.fake_upstream accepts `--responder writer` (answers the loop's agents)."""
-    if not (ROOT / "bench" / "fake_writer.py").exists():
-        return False
-    return "--responder" in (ROOT / "bench" / "fake_upstream.py").read_text()
 
 
 class Fake:
@@ -259,8 +252,6 @@ def client(passthrough: Server) -> Iterator[OpenAI]:
 @pytest.fixture(scope="session")
 def writer_process() -> Iterator[Fake]:
     """A fake whose `writer` responder answers the loop's hidden calls like a competent model."""
-    if not writer_responder_available():
-        pytest.skip("bench.fake_upstream has no --responder writer yet")
     fake = Fake("--responder", "writer")
     try:
         yield fake

@@ -7,14 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import API_KEY, MODEL, Fake, Server, writer_responder_available
+from tests.e2e.conftest import API_KEY, MODEL, Fake, Server
 
 
 @pytest.fixture(scope="session")
 def eval_writer() -> Iterator[Fake]:
     """The writer fake: the server's upstream and, in most tests, the judge too."""
-    if not writer_responder_available():
-        pytest.skip("bench.fake_upstream has no --responder writer")
     fake = Fake("--responder", "writer")
     try:
         yield fake

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main as redraft
-from bench.fake_upstream import FakeUpstream, run_in_thread
+from bench.fakes.upstream import FakeUpstream, run_in_thread
 from evals.results import read_results
 from evals.table import COST_COLUMNS, SCORE_COLUMNS
 from tests.e2e.conftest import Fake, Server

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import jsonschema
 import pytest
 
-from bench.fake_writer import WriterResponder
+from bench.fakes.writer import WriterResponder
 from llm.base import JsonSchema, schema_response_format
 from llm.errors import UpstreamUnavailable
 from llm.scripted import ScriptedBackend

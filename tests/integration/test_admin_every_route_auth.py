@@ -8,8 +8,10 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
+from app.admin import loops as admin_loops
+from app.admin import memory as admin_memory
+from app.admin.ui import routes as admin_ui
 from app.factory import create_app
-from app.routes import admin_loops, admin_memory, admin_ui
 from app.settings import load_settings
 from llm.scripted import ScriptedBackend
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from fastapi.testclient import TestClient
 
+from app.admin import memory as admin_memory
 from app.factory import create_app
-from app.routes import admin_memory
 from app.settings import load_settings
 from llm.scripted import ScriptedBackend
 from store.errors import Conflict

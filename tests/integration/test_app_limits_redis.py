@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from app.limits import RedisLimiter
+from app.http.limits import RedisLimiter
 from llm.errors import RateLimited
 
 pytestmark = pytest.mark.redis

@@ -224,11 +224,11 @@ def test_stream_sends_progress_comments_then_the_answer(client):
 async def test_a_loop_cancelled_mid_way_is_not_recorded(model):
     import asyncio
 
-    from app.auth import Principal
-    from app.chat_service import ChatService
-    from app.metrics import Metrics
+    from app.http.auth import Principal
+    from app.http.metrics import Metrics
+    from app.openai.chat_service import ChatService
+    from app.openai.wire import ChatCompletionRequest
     from app.settings import ReflectionSettings
-    from app.wire import ChatCompletionRequest
     from llm.types import ChatParams
     from loops.checklists import ChecklistProvider
     from loops.controller import ReflectionLoop

@@ -17,8 +17,8 @@ import pytest
 
 pytest.importorskip("trl")
 
-from bench.fake_upstream import FakeUpstream, run_in_thread  # noqa: E402
-from bench.tiny_model import build_tiny_model  # noqa: E402
+from bench.fakes.tiny_model import build_tiny_model  # noqa: E402
+from bench.fakes.upstream import FakeUpstream, run_in_thread  # noqa: E402
 
 PROMPTS = [
     "Write a short note inviting the team to a picnic on Friday.",

@@ -46,7 +46,8 @@ def row(prompt_id: str, draft: float | None, *later: float | None,
 
 @dataclass
 class FakeJudge:
-    """training.judge.Judge's members over a scripted backend, run on a fresh loop per call."""
+    """training.rewards.judge.Judge's members over a scripted backend, on a fresh loop per
+    call."""
 
     backend: Any
     params: ChatParams = field(default_factory=lambda: ChatParams(model="judge", temperature=0.0))

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from rubrics.checklist import from_json
+from training.data.export import content_hash
 from training.distill import main
-from training.export import content_hash
 
 
 def rows(directory: Path, kind: str, split: str) -> list[dict[str, Any]]:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from training.data.export import read_rows
 from training.distill import main
-from training.export import read_rows
 
 # TRL (generation) and PEFT still ask `is_gradient_checkpointing`, renamed in transformers 5.
 pytestmark = pytest.mark.filterwarnings(

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from bench.fake_upstream import run_in_thread
-from bench.fake_writer import WriterResponder
+from bench.fakes.upstream import run_in_thread
+from bench.fakes.writer import WriterResponder
 from training.distill import main
 
 # TRL (generation) and PEFT still ask `is_gradient_checkpointing`, renamed in transformers 5.

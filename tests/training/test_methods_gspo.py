@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from bench.fake_upstream import run_in_thread
-from bench.methods_judge import MethodsResponder
+from bench.fakes.methods_judge import MethodsResponder
+from bench.fakes.upstream import run_in_thread
 from training.distill import main
 
 # TRL's generation still asks `is_gradient_checkpointing`, renamed in transformers 5.

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bench.tiny_model import build_tokenizer
-from training.r3_filter import FilteredReward, FilterOptions, PromptSignal, decide, signal
+from bench.fakes.tiny_model import build_tokenizer
 from training.rewards.r3 import R3Options, R3Reward, length_penalty, token_weights
+from training.rewards.r3_filter import FilteredReward, FilterOptions, PromptSignal, decide, signal
 
 REFERENCE = "A lighthouse keeper counts the ships that never come back."
 

@@ -6,8 +6,8 @@ import json
 
 from llm.scripted import ScriptedBackend
 from tests.training.methods_cases import FakeJudge, row
-from training.references import ReferenceScheduler, SchedulerCallback, ladder
 from training.rewards.pairwise import PairwiseReward
+from training.rewards.references import ReferenceScheduler, SchedulerCallback, ladder
 
 
 def verdict(v: str) -> str:

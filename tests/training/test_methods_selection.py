@@ -10,7 +10,7 @@ import pytest
 from llm.errors import UpstreamUnavailable
 from llm.scripted import ScriptedBackend
 from tests.training.methods_cases import row
-from training.selection import Competitor, select_margin, select_with_competitor
+from training.data.selection import Competitor, select_margin, select_with_competitor
 
 
 def test_keeps_the_top_k_prompts_by_learning_potential():

@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from bench.fake_upstream import run_in_thread
-from bench.methods_judge import MethodsResponder
+from bench.fakes.methods_judge import MethodsResponder
+from bench.fakes.upstream import run_in_thread
+from training.data.export import read_rows
+from training.data.think import split_think
 from training.distill import main
-from training.export import read_rows
-from training.think import split_think
 
 
 @pytest.fixture(scope="module")

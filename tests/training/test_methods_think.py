@@ -6,7 +6,7 @@ from __future__ import annotations
 from llm.errors import UpstreamUnavailable
 from llm.scripted import ScriptedBackend
 from tests.training.methods_cases import candidate, reflection, row
-from training.think import Voice, split_think, think_text, trajectory
+from training.data.think import Voice, split_think, think_text, trajectory
 
 
 def test_the_trajectory_follows_parents_from_the_draft_to_the_best():

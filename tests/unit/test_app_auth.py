@@ -5,7 +5,7 @@ import pytest
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from app.auth import Authenticator, Principal, require_admin, require_user
+from app.http.auth import Authenticator, Principal, require_admin, require_user
 from llm.errors import AuthenticationFailed, PermissionDenied, RedraftError
 
 KEYS = {"sk-alpha": "team-a", "sk-beta": "default"}

@@ -3,7 +3,7 @@
 import pytest
 
 from app.backends import BACKENDS, build_backend, build_judge
-from app.metrics import Metrics
+from app.http.metrics import Metrics
 from app.settings import load_settings
 from llm.local import LocalBackend
 from llm.openai import OpenAIBackend

@@ -7,7 +7,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from app.bodylimit import BodySizeLimit
+from app.http.bodylimit import BodySizeLimit
 
 LIMIT = 1000
 

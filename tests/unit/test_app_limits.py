@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.limits import MemoryLimiter, NoLimiter, RedisLimiter, build_limiter
+from app.http.limits import MemoryLimiter, NoLimiter, RedisLimiter, build_limiter
 from llm.errors import RateLimited
 
 

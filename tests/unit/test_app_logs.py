@@ -8,7 +8,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
-from app.logs import RequestIdMiddleware, configure_logging, current_request_id
+from app.http.logs import RequestIdMiddleware, configure_logging, current_request_id
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import StreamingResponse
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.metrics import Metrics, MetricsMiddleware
+from app.http.metrics import Metrics, MetricsMiddleware
 
 
 def sample(metrics: Metrics, name: str, **labels: str) -> float | None:

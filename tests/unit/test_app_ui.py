@@ -10,11 +10,11 @@ from html.parser import HTMLParser
 import pytest
 from fastapi.testclient import TestClient
 
+from app.admin.ui import routes as admin_ui
+from app.admin.ui.charts import Point, running_best, trajectory_chart
+from app.admin.ui.session import COOKIE, SessionSigner
 from app.factory import create_app
-from app.routes import admin_ui
 from app.settings import load_settings
-from app.ui.charts import Point, running_best, trajectory_chart
-from app.ui.session import COOKIE, SessionSigner
 from llm.scripted import ScriptedBackend
 from store.experiences import ExperienceRepository
 from store.records import CandidateRecord, ExperienceRecord, LoopRecord

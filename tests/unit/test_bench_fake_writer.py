@@ -14,9 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from bench.fake_replies import instance
-from bench.fake_upstream import FakeUpstream, make_responder, run_in_thread, run_subprocess
-from bench.fake_writer import REVISION_MARK, WriterResponder
+from bench.fakes.replies import instance
+from bench.fakes.upstream import FakeUpstream, make_responder, run_in_thread, run_subprocess
+from bench.fakes.writer import REVISION_MARK, WriterResponder
 from llm.base import schema_response_format
 from llm.openai import OpenAIBackend
 from llm.scripted import ScriptedBackend

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.fake_upstream import run_in_thread
-from bench.loadgen import percentile, run_load
+from bench.fakes.upstream import run_in_thread
+from bench.harness.loadgen import percentile, run_load
 from bench.overhead import TARGETS, _summary
 
 

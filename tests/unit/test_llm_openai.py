@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 import orjson
 import pytest
 
-from bench.fake_upstream import FakeUpstream, run_in_thread
+from bench.fakes.upstream import FakeUpstream, run_in_thread
 from llm.base import Backend, schema_response_format
 from llm.errors import UpstreamError
 from llm.openai import OpenAIBackend, _SSEParser

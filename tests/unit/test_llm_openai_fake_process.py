@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.fake_upstream import FakeProcess, run_subprocess
+from bench.fakes.upstream import FakeProcess, run_subprocess
 from llm.errors import UpstreamUnavailable
 from llm.openai import OpenAIBackend
 from llm.types import ChatParams

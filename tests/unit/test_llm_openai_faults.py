@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from bench.fake_upstream import FakeUpstream, run_in_thread
+from bench.fakes.upstream import FakeUpstream, run_in_thread
 from llm.balancer import Balancer
 from llm.errors import (
     InvalidRequest,

@@ -3,7 +3,7 @@ byte for byte, and what changes comes last."""
 
 from __future__ import annotations
 
-from bench.fake_writer import WriterResponder
+from bench.fakes.writer import WriterResponder
 from bench.loop_prompts import prefix_share, prompt_tokens
 from llm.types import ChatParams
 from loops.checklists import ChecklistSpec, Resolved

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from bench.random_instance import RandomInstance
+from bench.fakes.random_instance import RandomInstance
 from llm.scripted import ScriptedBackend
 from llm.structured import RETRY
 from llm.types import ChatParams

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import memory.embedders as embedders
-from app.chat_service import ChatService
-from app.metrics import Metrics
+from app.http.metrics import Metrics
+from app.openai.chat_service import ChatService
 from bench.soak import parse_mix, trend
 from llm.scripted import ScriptedBackend
 

@@ -1,6 +1,6 @@
 """Reward functions for GSPO, by configured name (`--reward`).
 
-A factory takes (config, **collaborators) — today `judge` (training.judge.Judge) — and
+A factory takes (config, **collaborators) — today `judge` (training.rewards.judge.Judge) — and
 returns a TRL reward function `reward(prompts, completions, completion_ids=None, **columns)
 -> list[float | None]` with a `__name__`. The returned callable may carry `config_overrides`
 (extra GRPOConfig fields) and `callbacks` (TrainerCallbacks), and `stats()` (counts for the

@@ -17,7 +17,7 @@ from typing import Any
 from llm.errors import RedraftError
 from rubrics.checklist import ChecklistInvalid, from_json
 from rubrics.evaluate import evaluate
-from training.judge import Judge
+from training.rewards.judge import Judge
 
 
 def completion_text(completion: Any) -> str:

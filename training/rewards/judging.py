@@ -1,8 +1,9 @@
 """What the judge-backed rewards share: the judge they are handed, the completion's text, the
 bounded fan-out of their judge calls, and the count of rewards had and not had.
 
-The judge is `training.judge.Judge` in training (redraft's `openai` backend on a private event
-loop: TRL calls reward functions synchronously); anything with the same four members will do.
+The judge is `training.rewards.judge.Judge` in training (redraft's `openai` backend on a
+private event loop: TRL calls reward functions synchronously); anything with the same four
+members will do.
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ from rubrics.conversation import render_conversation
 from rubrics.evaluate import render_checklist
 from rubrics.schemas import obj, one_of, text
 from rubrics.templates import render
-from training.references import ReferenceScheduler
+from training.data.think import split_think
 from training.rewards.judging import JudgedReward, JudgeLike, completion_text
-from training.think import split_think
+from training.rewards.references import ReferenceScheduler
 
 REASON_CHARS = 800
 VALUES = {"A": 0.0, "B": 1.0, "tie": 0.5}
@@ -147,8 +147,8 @@ def pairwise_reward(config: Any, *, judge: JudgeLike, **_: Any) -> PairwiseRewar
     scheduler = None
     callbacks: list[Any] = []
     if getattr(config, "references", "dynamic") == "dynamic":
-        from training.export import read_rows
-        from training.references import SchedulerCallback
+        from training.data.export import read_rows
+        from training.rewards.references import SchedulerCallback
 
         scheduler = ReferenceScheduler.from_rows(read_rows(config.data, "prompts", "train"))
         callbacks.append(SchedulerCallback(scheduler))

@@ -29,8 +29,8 @@ from rubrics.conversation import render_conversation
 from rubrics.evaluate import render_checklist
 from rubrics.schemas import array, obj, one_of, text
 from rubrics.templates import render
+from training.data.think import split_think
 from training.rewards.judging import JudgedReward, JudgeLike, completion_text
-from training.think import split_think
 
 MAX_SEGMENTS = 8
 FIELD_CHARS = 600

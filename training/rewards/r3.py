@@ -30,8 +30,8 @@ from typing import Any, Literal
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
 
+from training.data.think import THINK_CLOSE, THINK_OPEN, split_think
 from training.rewards.judging import completion_text
-from training.think import THINK_CLOSE, THINK_OPEN, split_think
 
 Weighting = Literal["sigma", "uniform"]
 Policy = Literal["ref", "current"]
@@ -230,8 +230,8 @@ def r3_reward(config: Any, **_: Any) -> R3Reward:
     this process's device (each data-parallel process holds its own)."""
     from accelerate import PartialState
 
-    from training.checkpoints import dtype_for, load_model
-    from training.common import load_tokenizer
+    from training.stages.checkpoints import dtype_for, load_model
+    from training.stages.common import load_tokenizer
 
     policy = getattr(config, "r3_policy", "current")
     model = None

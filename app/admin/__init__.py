@@ -1,0 +1,1 @@
+"""The admin surface: memory and loop admin routes, the memory admin service, the UI."""

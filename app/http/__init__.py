@@ -1,0 +1,1 @@
+"""HTTP plumbing: auth, limits, body limit, errors, logs, metrics, health routes."""

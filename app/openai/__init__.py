@@ -1,0 +1,1 @@
+"""The OpenAI surface: wire models, conversion, streaming, the chat service and routes."""

@@ -1,0 +1,101 @@
+"""The `reflection` request object to loop options, and a finished loop to response fields."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.openai.wire import ChatCompletionRequest, ReflectionOptions
+from app.settings import ReflectionSettings
+from llm.errors import InvalidRequest
+from loops.checklists import ChecklistSpec
+from loops.options import LoopOptions
+from loops.record import candidate_record, stage_usage, usage_dict
+from loops.trace import LoopTrace
+
+_STORED_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def skip_reason(req: ChatCompletionRequest, defaults: ReflectionSettings) -> str | None:
+    """Why the loop will not run for this request, or None when it will."""
+    opts = req.reflection or ReflectionOptions()
+    enabled = opts.enabled if opts.enabled is not None else defaults.enabled
+    if not enabled:
+        return "disabled"
+    if req.tools:
+        return "tools requested: the loop rewrites prose, not tool calls"
+    if req.response_format is not None and req.response_format.type != "text":
+        return "JSON response_format requested: the loop rewrites prose, not JSON"
+    return None
+
+
+def loop_options(opts: ReflectionOptions | None, defaults: ReflectionSettings) -> LoopOptions:
+    o = opts or ReflectionOptions()
+
+    def pick(value: Any, default: Any) -> Any:
+        return default if value is None else value
+
+    evaluation = pick(o.evaluation, defaults.evaluation)
+    holistic = evaluation == "holistic"  # the baseline judges without checklist or memory
+    if holistic and o.checklist is not None:
+        raise InvalidRequest("evaluation 'holistic' judges the answer as a whole and takes no "
+                             "checklist; drop reflection.checklist or set "
+                             "reflection.evaluation to 'joint'", param="reflection.checklist")
+    return LoopOptions(
+        max_rounds=pick(o.max_rounds, defaults.max_rounds),
+        threshold=pick(o.threshold, defaults.threshold),
+        candidates=pick(o.candidates, defaults.candidates),
+        evaluation=evaluation,
+        memory=pick(o.memory, defaults.memory) and not holistic,
+        return_trace=bool(o.return_trace),
+        token_budget=defaults.token_budget or None,
+        time_budget=defaults.time_budget or None,
+        checklist_mode=defaults.checklist_mode,
+        fuse_reflection=defaults.fuse_reflection,
+    )
+
+
+def checklist_spec(opts: ReflectionOptions | None) -> ChecklistSpec | None:
+    value = opts.checklist if opts is not None else None
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return ChecklistSpec(id=value) if _STORED_ID.match(value) else ChecklistSpec(ref=value)
+    if isinstance(value, dict) and set(value) == {"pack"}:
+        return ChecklistSpec(ref=str(value["pack"]))
+    if isinstance(value, dict) and set(value) == {"id"}:
+        return ChecklistSpec(id=str(value["id"]))
+    return ChecklistSpec(inline=value)
+
+
+def summary(trace: LoopTrace, with_trace: bool) -> dict[str, Any]:
+    """The `reflection` object of a response."""
+    out: dict[str, Any] = {
+        "loop_id": trace.loop_id,
+        "rounds": trace.rounds,
+        "scores": [round(s, 4) for s in trace.scores],
+        "final_score": None if trace.answer.score is None else round(trace.answer.score, 4),
+        "stop_reason": trace.stop_reason,
+        "checklist_id": trace.checklist_id,
+        "checklist_source": trace.checklist_source,
+        "usage": stage_usage(trace),
+    }
+    if with_trace:
+        out["trace"] = {
+            "checklist": trace.checklist.model_dump(mode="json"),
+            "answer_position": trace.answer.position,
+            "candidates": [_candidate(c) for c in trace.candidates],
+            "timings": {k: round(v, 4) for k, v in trace.ledger.seconds.items()},
+            "elapsed": round(trace.elapsed, 4),
+            "experiences": trace.experiences,
+            "total_usage": usage_dict(trace.ledger.total),
+        }
+    return out
+
+
+def _candidate(c: Any) -> dict[str, Any]:
+    record = candidate_record(c)
+    return {"position": record.position, "round": record.round, "kind": record.kind,
+            "parent": record.parent_position, "text": record.text, "score": record.total_score,
+            "scores": record.scores, "reflection": record.reflection, "usage": record.usage,
+            "latency_ms": round(record.latency_ms, 2)}

@@ -1,0 +1,1 @@
+"""Test doubles the benchmarks and tests run against: fake upstreams, fake judges, tiny models."""

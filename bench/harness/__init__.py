@@ -1,0 +1,1 @@
+"""What the benchmarks use to drive processes: the load generator, server helpers."""

@@ -1,0 +1,1 @@
+"""Recorded loops to datasets: reading the store, rows, export, selection, think format."""

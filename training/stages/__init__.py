@@ -1,0 +1,1 @@
+"""The training stages (SFT, GSPO, DPO, ProcessBench, the pipeline) and their reports."""

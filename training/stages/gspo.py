@@ -1,0 +1,149 @@
+"""`gspo`: GSPO on the exported prompts (TRL GRPOTrainer, sequence-level importance ratios).
+
+`importance_sampling_level="sequence"` makes TRL's GRPO the GSPO objective; `loss_type="grpo"`
+is set explicitly (TRL 1.16 otherwise uses "dapo"). The reward comes from the registry
+(`--reward`, default the checklist score from the judge). Generation runs on vLLM when it is
+importable and a GPU is present (or as `--vllm-mode` says), else on transformers. TRL has no
+resampling of zero-variance groups in this version: their share is logged
+(`frac_reward_zero_std`) and reported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from training.config import GspoConfig
+from training.errors import UsageError
+from training.rewards import make_reward, r3_filter
+from training.rewards.judge import Judge
+from training.stages.checkpoints import FINAL, save_final
+from training.stages.common import (
+    Rows,
+    checked_stage,
+    lora_config,
+    quiet_renames,
+    run_in_stage,
+    stage_inputs,
+    start_model,
+    trl_arguments,
+)
+from training.stages.holdout import decode_columns, encode_columns, holdout_reward
+from training.stages.report import write_stage_report
+
+
+class DecodedReward:
+    """Hands a reward function the stored objects (checklist, candidates) back from the JSON
+    text the dataset keeps them as; keeps its name, overrides and callbacks."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.__name__ = getattr(inner, "__name__", type(inner).__name__)
+
+    def __call__(self, prompts: list[Any], completions: list[Any], completion_ids: Any = None,
+                 **columns: Any) -> list[float | None]:
+        return self.inner(prompts=prompts, completions=completions, completion_ids=completion_ids,
+                          **decode_columns(columns))
+
+
+def vllm_settings(config: GspoConfig) -> dict[str, Any]:
+    import torch
+
+    available = importlib.util.find_spec("vllm") is not None
+    mode = config.vllm_mode
+    if mode == "auto":
+        mode = "colocate" if available and torch.cuda.is_available() else "off"
+    if mode == "off":
+        return {"use_vllm": False}
+    if not available:
+        raise UsageError(f"--vllm-mode {mode} needs vLLM installed (pip install vllm)")
+    settings: dict[str, Any] = {"use_vllm": True, "vllm_mode": mode}
+    if mode == "server":
+        settings["vllm_server_base_url"] = config.vllm_url
+    return settings
+
+
+def open_judge(config: GspoConfig, retries: int | None = None) -> Judge:
+    """The judge of `config`, checked to answer now (exit-2 error when it does not)."""
+    judge = Judge(config.judge_url or "", config.judge_model or "",
+                  api_key=config.judge_api_key, timeout=config.judge_timeout,
+                  retries=config.judge_retries if retries is None else retries,
+                  concurrency=config.judge_concurrency)
+    try:
+        judge.require_ready()
+    except UsageError:
+        judge.close()
+        raise
+    return judge
+
+
+def run_gspo(config: GspoConfig) -> int:
+    train_rows, holdout_rows = stage_inputs(config, "prompts", "has no RL prompt rows")
+    holdout_rows = holdout_rows[:config.eval_prompts]
+    generation = vllm_settings(config)
+    stage = checked_stage(config)
+    with ExitStack() as stack:
+        stack.enter_context(quiet_renames())
+        judge = stack.enter_context(open_judge(config)) if config.uses_judge else None
+        if judge is None and config.judge_url:
+            print(f"gspo: --reward {config.reward} makes no judge calls; --judge-url is not used",
+                  file=sys.stderr)
+        reward = make_reward(config.reward, config, judge=judge)
+        return run_in_stage(stage, config, lambda out, resume: train(
+            config, out, train_rows, holdout_rows, reward, generation, resume, judge))
+
+
+def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, reward: Any,
+          generation: dict[str, Any], resume: str | None,
+          judge: Judge | None) -> dict[str, Any]:
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    dtype, tokenizer, model = start_model(config)
+    train_rows, reward = r3_filter.prepare(config, model, tokenizer, train_rows, reward)
+    fields = dict(
+        importance_sampling_level="sequence", loss_type="grpo", num_train_epochs=config.epochs,
+        learning_rate=config.learning_rate, num_generations=config.num_generations,
+        beta=config.beta, epsilon=config.epsilon, epsilon_high=config.epsilon_high,
+        temperature=config.temperature, top_p=config.top_p, top_k=config.top_k,
+        max_completion_length=config.max_completion_length, **generation)
+    # A reward's own loss settings (DRO's, with --reward r3) win over the stage's.
+    args = trl_arguments(GRPOConfig, config, out, dtype,
+                         **{**fields, **getattr(reward, "config_overrides", {})})
+    dataset = Dataset.from_list([encode_columns(r) for r in train_rows])
+    trainer = GRPOTrainer(model=model, reward_funcs=[DecodedReward(reward)], args=args,
+                          train_dataset=dataset, processing_class=tokenizer,
+                          peft_config=lora_config(config),
+                          callbacks=list(getattr(reward, "callbacks", [])))
+    before = holdout_reward(trainer.model, tokenizer, holdout_rows, reward,
+                            config.max_completion_length)
+    seen = _scored(reward)
+    result = trainer.train(resume_from_checkpoint=resume)
+    trained = _scored(reward) - seen
+    after = holdout_reward(trainer.model, tokenizer, holdout_rows, reward,
+                           config.max_completion_length)
+    save_final(trainer, tokenizer, out / FINAL, merge=config.merge)
+    history = trainer.state.log_history
+    zero_std = [h["frac_reward_zero_std"] for h in history if "frac_reward_zero_std" in h]
+    stats = reward.stats() if hasattr(reward, "stats") else {}
+    summary = {"steps": result.global_step, "train_loss": result.training_loss,
+               "completions": trained, "train_runtime": result.metrics.get("train_runtime"),
+               "holdout_reward": {"before": before["mean"], "after": after["mean"],
+                                  "prompts": before["prompts"]},
+               "reward_stats": stats,
+               "zero_std_group_share": sum(zero_std) / len(zero_std) if zero_std else None,
+               "generation": "vllm-" + generation["vllm_mode"] if generation["use_vllm"]
+               else "transformers",
+               "rows": {"train": len(train_rows), "holdout": len(holdout_rows)},
+               "lora": config.lora, "merged": config.merge,
+               "judge_calls": judge.calls if judge else 0}
+    write_stage_report(out, "gspo", history, summary)
+    return summary
+
+
+def _scored(reward: Any) -> int:
+    stats = reward.stats() if hasattr(reward, "stats") else {}
+    return stats.get("scored", 0) + stats.get("unscorable", 0)
