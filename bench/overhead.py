@@ -34,7 +34,7 @@ from bench.harness.loadgen import chat_url, request_body
 
 # Children import bench/ and app/ from this checkout, wherever the benchmark was started.
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGETS = {"rps_c32": 850.0, "added_p50_ms_c1": 3.0}  # issue 2: 30x optillm, +3 ms at c=1
+TARGETS = {"rps_c32": 850.0, "added_p50_ms_c1": 3.0}  # 30x optillm, +3 ms at c=1
 
 
 def _log(msg: str) -> None:

@@ -1,4 +1,4 @@
-"""The cost of each GSPO reward per completion (issue 8), on the CPU.
+"""The cost of each GSPO reward per completion, on the CPU.
 
     python -m bench.reward_cost [--prompts 4] [--generations 8]
 
@@ -26,11 +26,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from bench.fakes.tiny_model import build_tiny_model
-
-PROMPTS = ("Write a short note inviting the team to a picnic on Friday.",
-           "Draft a product announcement for a new note-taking app.",
-           "Write a polite email asking a landlord to fix a leaking tap.",
-           "Write a story opening about a lighthouse keeper.")
+from bench.fakes.train_data import PROMPTS, write_dataset
 
 
 def completion(i: int, j: int) -> list[dict[str, str]]:
@@ -48,8 +44,7 @@ def _requests(responder: Any) -> int:
 def measure_rewards(prompts: int = 4, generations: int = 8) -> dict[str, Any]:
     from bench.fakes.methods_judge import MethodsResponder
     from bench.fakes.upstream import run_in_thread
-    from bench.train import write_dataset
-    from training.data.export import read_rows
+    from training.data.dataset import read_rows
     from training.rewards import REWARDS, make_reward
     from training.rewards.judge import Judge
 

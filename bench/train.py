@@ -22,44 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.fakes.tiny_model import build_tiny_model
+from bench.fakes.train_data import PROMPTS, write_dataset
 from bench.fakes.upstream import run_in_thread
 
 ROOT = Path(__file__).resolve().parents[1]
-PROMPTS = ("Write a short note inviting the team to a picnic on Friday.",
-           "Draft a product announcement for a new note-taking app.",
-           "Write a polite email asking a landlord to fix a leaking tap.",
-           "Write a story opening about a lighthouse keeper.")
 # (rows per device per step, completion tokens, generations) per shape
 SETTINGS = {"tiny": {"batch": 4, "completion": 32, "generations": 4, "sentences": 8},
             "qwen2.5-0.5b": {"batch": 8, "completion": 256, "generations": 8, "sentences": 40}}
-
-
-def write_dataset(root: Path, rows: int, sentences: int) -> Path:
-    """A dataset directory in `export`'s format, without a database."""
-    from rubrics.packs.library import PackLibrary
-    from training.data.export import VERSION, content_hash
-
-    checklist = PackLibrary().generic("en").model_dump(mode="json")
-    body = " ".join(f"Sentence {i} adds a concrete, relevant detail to the answer."
-                    for i in range(sentences))
-    for kind in ("sft", "prompts", "pairs"):
-        (root / kind).mkdir(parents=True, exist_ok=True)
-        (root / kind / "holdout.jsonl").write_text("")
-    with (root / "sft" / "train.jsonl").open("w") as sft, \
-            (root / "prompts" / "train.jsonl").open("w") as rl:
-        for i in range(rows):
-            prompt = [{"role": "user", "content": f"{PROMPTS[i % len(PROMPTS)]} (#{i})"}]
-            answer = [{"role": "assistant", "content": body}]
-            sft.write(json.dumps({"id": str(i), "loop_id": str(i), "prompt": prompt,
-                                  "completion": answer, "score": 1.0}) + "\n")
-            rl.write(json.dumps({"id": str(i), "loop_id": str(i), "prompt": prompt,
-                                 "checklist": checklist, "reference": body,
-                                 "reference_score": 1.0, "candidates": []}) + "\n")
-    (root / "pairs" / "train.jsonl").write_text("")
-    (root / "manifest.json").write_text(json.dumps({
-        "version": VERSION, "format": "chat", "content_hash": content_hash(root),
-        "counts": {"prompts": rows}}))
-    return root
 
 
 def stage(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -101,7 +70,7 @@ def measure(shape: str, work: Path, judge_url: str, sft_steps: int,
 
 
 def reward_costs() -> dict[str, Any]:
-    """Each GSPO reward's cost per completion on the CPU (issue 8; see bench.reward_cost)."""
+    """Each GSPO reward's cost per completion on the CPU (see bench.reward_cost)."""
     from bench.reward_cost import measure_rewards
 
     return measure_rewards()

@@ -1,7 +1,9 @@
 """One config dataclass per stage; each field carries its help text and bounds once.
 
 `training.options` turns these into argparse options and config-file keys. The defaults of
-`GspoConfig` are the Writer-R1 paper's (§3.4).
+`GspoConfig` are the Writer-R1 paper's (§3.4); the options of the other writing-RL methods
+(Writing-RL's selection and references, R2-Write's think format and process reward, DRO's R3
+and its filter) sit in the stage they extend.
 """
 
 from __future__ import annotations
@@ -9,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from training.errors import UsageError
-from training.method_options import ExportMethods, GspoMethods, check_url
 from training.options import option
 
 PRECISIONS = ("auto", "bf16", "fp32")
 VLLM_MODES = ("auto", "off", "colocate", "server")
+SELECTIONS = ("none", "margin")
+REFERENCE_SCHEDULES = ("dynamic", "best")
+R3_POLICIES = ("current", "ref")
+R3_WEIGHTINGS = ("sigma", "uniform")
 # The `--reward` names (training.rewards.REWARDS holds their factories; a test keeps the two in
 # step) and those computed in-process, which make no judge call: DRO's R3 scores with the
 # policy itself. Kept here so that checking options never imports torch.
@@ -21,8 +26,13 @@ REWARD_NAMES = ("checklist", "pairwise", "r3", "checklist+process", "pairwise+pr
 JUDGE_FREE_REWARDS = frozenset({"r3"})
 
 
+def check_url(flag: str, url: str | None) -> None:
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise UsageError(f"{flag} {url!r} must start with http:// or https://")
+
+
 @dataclass(frozen=True, kw_only=True)
-class ExportConfig(ExportMethods):
+class ExportConfig:
     out: str = option(help="dataset directory to write")
     database: str | None = option(None, "SQLAlchemy URL of the loop store; default: "
                                   "REDRAFT_DATABASE_URL, else redraft.db in REDRAFT_DATA_DIR "
@@ -46,6 +56,38 @@ class ExportConfig(ExportMethods):
                          "(R2-Write: <think> draft, reflections, revisions </think> y*)",
                          choices=("chat", "think"))
     overwrite: bool = option(False, "replace --out if it exists")
+    select: str = option("none", "prompt selection: margin keeps the top prompts by learning "
+                         "potential p = best competitor score - draft score (Writing-RL)",
+                         choices=SELECTIONS)
+    select_top_k: int = option(1000, "--select margin: prompts kept (top-k by p)", low=1)
+    min_competitor_score: float = option(0.0, "--select margin: drop prompts whose best "
+                                         "competitor scores below this", low=0.0, high=1.0)
+    competitor_url: str | None = option(None, "--select margin: OpenAI-compatible base URL of "
+                                        "another model whose answers compete with the draft")
+    competitor_model: str | None = option(None, "model name the competitor serves")
+    competitor_api_key: str | None = option(None, "API key for the competitor")
+    competitor_judge_url: str | None = option(None, "judge that scores the competitor's "
+                                              "answers on the stored checklists (default: "
+                                              "--competitor-url)")
+    competitor_judge_model: str | None = option(None, "model name of that judge (default: "
+                                                "--competitor-model)")
+    voice_url: str | None = option(None, "--format think: OpenAI-compatible base URL of the "
+                                   "model that rewrites reflections in the writer's voice "
+                                   "(default: a plain template)")
+    voice_model: str | None = option(None, "model name the voice model serves")
+    voice_api_key: str | None = option(None, "API key for the voice model")
+
+    def check(self) -> None:
+        for flag, url in (("--competitor-url", self.competitor_url),
+                          ("--competitor-judge-url", self.competitor_judge_url),
+                          ("--voice-url", self.voice_url)):
+            check_url(flag, url)
+        if self.competitor_url and self.select != "margin":
+            raise UsageError("--competitor-url only applies with --select margin")
+        if self.competitor_url and not self.competitor_model:
+            raise UsageError("--competitor-url needs --competitor-model")
+        if self.voice_url and not self.voice_model:
+            raise UsageError("--voice-url needs --voice-model")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,7 +130,7 @@ class SftConfig(TrainConfig):
 
 
 @dataclass(frozen=True, kw_only=True)
-class GspoConfig(GspoMethods, TrainConfig):
+class GspoConfig(TrainConfig):
     judge_url: str | None = option(None, "OpenAI-compatible base URL of the judge, e.g. "
                                    "http://127.0.0.1:8001/v1; required by every reward but r3")
     judge_model: str | None = option(None, "model name the judge serves; required by every "
@@ -119,6 +161,33 @@ class GspoConfig(GspoMethods, TrainConfig):
                             choices=VLLM_MODES)
     vllm_url: str | None = option(None, "base URL of a `trl vllm-serve` server (--vllm-mode "
                                   "server)")
+    alpha: float = option(0.25, "R2-Write process reward: R_all = alpha R_a + (1 - alpha) R_p "
+                          "when R_a > 0 (rewards checklist+process, pairwise+process)",
+                          low=0.0, high=1.0)
+    references: str = option("dynamic", "pairwise reward's reference: dynamic (Writing-RL's "
+                             "scheduler: weakest loop candidate first, promoted on a win) or "
+                             "best (always y*)", choices=REFERENCE_SCHEDULES)
+    r3_policy: str = option("current", "r3: score the reference with the model being trained "
+                            "(current) or a frozen copy of --model (ref)", choices=R3_POLICIES)
+    r3_weighting: str = option("sigma", "r3 token weights: sigma (w = sigma_j / sum sigma) or "
+                               "uniform (1/|y|)", choices=R3_WEIGHTINGS)
+    r3_length_beta: float = option(0.5, "r3 length penalty: - beta | |y| - |y_hat| | / |y|",
+                                   low=0.0)
+    r3_max_reference_tokens: int = option(512, "r3 scores at most this many reference tokens",
+                                          low=1)
+    r3_filter: bool = option(False, "DRO's R3 data filter before training (and every "
+                             "--filter-every steps)")
+    filter_every: int = option(0, "re-run the R3 filter every N steps (0: only before training)",
+                               low=0)
+    filter_rho: float = option(0.1, "R3 filter: share of y's worst-ranked tokens averaged",
+                               low=0.0, high=1.0)
+    filter_top_k: int = option(100, "R3 filter: a trace passes when that mean rank is below k",
+                               low=1)
+    filter_drop_fraction: float = option(0.2, "R3 filter: share of the remaining prompts with "
+                                         "the lowest max sigma dropped", low=0.0, high=1.0)
+    filter_carry: float = option(0.1, "R3 filter: share of the dropped prompts kept anyway",
+                                 low=0.0, high=1.0)
+    filter_traces: int = option(4, "R3 filter: reasoning traces sampled per prompt", low=2)
 
     def check(self) -> None:
         super().check()
@@ -134,10 +203,45 @@ class GspoConfig(GspoMethods, TrainConfig):
                     raise UsageError(f"--reward {self.reward} scores completions with a judge: "
                                      f"{name} is required (on the command line or in --config)")
         check_url("--judge-url", self.judge_url)
+        if self.filter_every and not self.r3_filter:
+            raise UsageError("--filter-every only applies with --r3-filter")
 
     @property
     def uses_judge(self) -> bool:
         return self.reward not in JUDGE_FREE_REWARDS
+
+
+@dataclass(frozen=True, kw_only=True)
+class DpoConfig(TrainConfig):
+    epochs: float = option(1.0, "passes over the pairs (when --max-steps is -1)", low=0.0)
+    learning_rate: float = option(1e-6, "peak learning rate", low=0.0)
+    beta: float = option(0.1, "DPO beta: how far the policy may move from the reference",
+                         low=0.0)
+    loss: str = option("sigmoid", "DPO loss (TRL loss_type)",
+                       choices=("sigmoid", "ipo", "hinge", "robust"))
+    max_length: int = option(2048, "prompt + answer tokens kept per side", low=8)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProcessbenchConfig:
+    data: str = option(help="dataset directory written by `export`")
+    url: str = option(help="OpenAI-compatible base URL of the model whose trajectories are "
+                      "scored")
+    model: str = option(help="model name it serves")
+    api_key: str | None = option(None, "API key for --url")
+    judge_url: str | None = option(None, "judge base URL (default: --url)")
+    judge_model: str | None = option(None, "judge model name (default: --model)")
+    judge_api_key: str | None = option(None, "API key for the judge")
+    split: str = option("holdout", "which prompts: holdout or train",
+                        choices=("holdout", "train"))
+    limit: int = option(100, "score at most this many prompts", low=1)
+    max_tokens: int = option(2048, "tokens per trajectory", low=16)
+    concurrency: int = option(8, "trajectories in flight at once", low=1)
+    out: str | None = option(None, "write the per-prompt scores and summary to this JSON file")
+
+    def check(self) -> None:
+        check_url("--url", self.url)
+        check_url("--judge-url", self.judge_url)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from training import config as cfg
-from training import methods_config as mcfg
 from training.errors import UsageError
 from training.options import add_fields, build, read_config_file
 
@@ -42,7 +41,7 @@ class Stage:
 
 
 STAGES: dict[str, Stage] = {
-    "export": Stage(cfg.ExportConfig, "training.data.export:run_export",
+    "export": Stage(cfg.ExportConfig, "training.stages.export:run_export",
                     "recorded loops → a versioned dataset directory (sft, prompts, pairs)"),
     "sft": Stage(cfg.SftConfig, "training.stages.sft:run_sft",
                  "supervised fine-tuning on y* (TRL SFTTrainer, loss on the completion only)"),
@@ -52,9 +51,9 @@ STAGES: dict[str, Stage] = {
                  "export, sft and gspo in one run directory"),
     "report": Stage(cfg.ReportConfig, "training.stages.report:run_report",
                     "print a run's summary table (and redraw its plots)"),
-    "dpo": Stage(mcfg.DpoConfig, "training.stages.dpo:run_dpo",
+    "dpo": Stage(cfg.DpoConfig, "training.stages.dpo:run_dpo",
                  "DPO (TRL DPOTrainer) on the exported pairs: y* chosen, draft y0 rejected"),
-    "processbench": Stage(mcfg.ProcessbenchConfig, "training.stages.processbench:run_processbench",
+    "processbench": Stage(cfg.ProcessbenchConfig, "training.stages.processbench:run_processbench",
                           "R2-Write's ProcessBench: score a model's <think> trajectories"),
 }
 # `run` takes its own fields plus every option of these stages.

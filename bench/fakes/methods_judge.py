@@ -1,4 +1,4 @@
-"""A fake judge for the writing-RL methods' calls (issue 8), over the fake writer responder.
+"""A fake judge for the writing-RL methods' calls, over the fake writer responder.
 
 It answers the pairwise verdict, segment extraction and aspect judgment schemas
 deterministically, plays a model that thinks before it answers when the requested model name

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rubrics.checklist import from_json
-from training.data.export import content_hash
+from training.data.dataset import content_hash
 from training.distill import main
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from training.data.export import read_rows
+from training.data.dataset import read_rows
 from training.distill import main
 
 # TRL (generation) and PEFT still ask `is_gradient_checkpointing`, renamed in transformers 5.

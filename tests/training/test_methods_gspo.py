@@ -1,6 +1,6 @@
-"""Each GSPO reward option of issue 8 end to end for 2 steps on the tiny model: the process
-reward on pairwise (with the dynamic reference scheduler) and on checklist, R3 with the
-current policy and the R3 filter, R3 with a frozen reference copy."""
+"""Each GSPO reward option of the writing-RL methods end to end for 2 steps on the tiny
+model: the process reward on pairwise (with the dynamic reference scheduler) and on
+checklist, R3 with the current policy and the R3 filter, R3 with a frozen reference copy."""
 
 from __future__ import annotations
 

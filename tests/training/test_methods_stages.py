@@ -1,5 +1,5 @@
-"""Issue 8's export options (margin selection with a competitor model, the think format with
-a voice model), the `dpo` stage and `processbench`, end to end on the recorded loops."""
+"""The writing-RL export options (margin selection with a competitor model, the think
+format with a voice model), the `dpo` stage and `processbench`, end to end on the recorded loops."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from bench.fakes.methods_judge import MethodsResponder
 from bench.fakes.upstream import run_in_thread
-from training.data.export import read_rows
+from training.data.dataset import read_rows
 from training.data.think import split_think
 from training.distill import main
 

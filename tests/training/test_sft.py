@@ -55,7 +55,7 @@ def test_sft_loss_is_on_the_completion_only(dataset_dir, tiny_model_dir, tmp_pat
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    from training.data.export import read_rows
+    from training.data.dataset import read_rows
 
     row = read_rows(str(dataset_dir), "sft", "train")[0]
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)

@@ -23,8 +23,8 @@ REWARDS: dict[str, RewardFactory] = {
     "checklist": checklist_reward,
     "pairwise": pairwise_reward,
     "r3": r3_reward,
-    "checklist+process": process_reward("checklist"),
-    "pairwise+process": process_reward("pairwise"),
+    "checklist+process": process_reward(checklist_reward),
+    "pairwise+process": process_reward(pairwise_reward),
 }
 
 

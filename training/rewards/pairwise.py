@@ -147,7 +147,7 @@ def pairwise_reward(config: Any, *, judge: JudgeLike, **_: Any) -> PairwiseRewar
     scheduler = None
     callbacks: list[Any] = []
     if getattr(config, "references", "dynamic") == "dynamic":
-        from training.data.export import read_rows
+        from training.data.dataset import read_rows
         from training.rewards.references import SchedulerCallback
 
         scheduler = ReferenceScheduler.from_rows(read_rows(config.data, "prompts", "train"))

@@ -228,13 +228,11 @@ class ProcessReward(JudgedReward):
                 "segments": self.segments, "answer": inner}
 
 
-def process_reward(answer: str) -> Callable[..., ProcessReward]:
-    """The factory of `<answer>+process`: the registered answer reward, combined with R_p."""
+def process_reward(answer: Callable[..., Any]) -> Callable[..., ProcessReward]:
+    """The factory of `<answer>+process`: the answer reward `answer` makes, combined with R_p."""
 
     def factory(config: Any, *, judge: JudgeLike, **collaborators: Any) -> ProcessReward:
-        from training.rewards import REWARDS
-
-        inner = REWARDS[answer](config, judge=judge, **collaborators)
+        inner = answer(config, judge=judge, **collaborators)
         return ProcessReward(inner, judge, alpha=getattr(config, "alpha", 0.25),
                              concurrency=getattr(config, "judge_concurrency", 16),
                              retries=getattr(config, "judge_retries", 2))

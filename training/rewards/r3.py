@@ -230,8 +230,7 @@ def r3_reward(config: Any, **_: Any) -> R3Reward:
     this process's device (each data-parallel process holds its own)."""
     from accelerate import PartialState
 
-    from training.stages.checkpoints import dtype_for, load_model
-    from training.stages.common import load_tokenizer
+    from training.models import dtype_for, load_model, load_tokenizer
 
     policy = getattr(config, "r3_policy", "current")
     model = None

@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from training.methods_config import DpoConfig
+from training.config import DpoConfig
 from training.stages.checkpoints import FINAL, save_final
-from training.stages.common import (
+from training.stages.report import write_stage_report
+from training.stages.runner import (
     Rows,
     checked_stage,
     lora_config,
@@ -23,7 +24,6 @@ from training.stages.common import (
     start_model,
     trl_arguments,
 )
-from training.stages.report import write_stage_report
 
 PAIR_COLUMNS = ("prompt", "chosen", "rejected")
 

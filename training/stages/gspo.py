@@ -21,7 +21,9 @@ from training.errors import UsageError
 from training.rewards import make_reward, r3_filter
 from training.rewards.judge import Judge
 from training.stages.checkpoints import FINAL, save_final
-from training.stages.common import (
+from training.stages.holdout import decode_columns, encode_columns, holdout_reward
+from training.stages.report import write_stage_report
+from training.stages.runner import (
     Rows,
     checked_stage,
     lora_config,
@@ -31,8 +33,6 @@ from training.stages.common import (
     start_model,
     trl_arguments,
 )
-from training.stages.holdout import decode_columns, encode_columns, holdout_reward
-from training.stages.report import write_stage_report
 
 
 class DecodedReward:

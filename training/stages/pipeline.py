@@ -67,7 +67,7 @@ def _done(config: Any) -> bool:
 
 
 def run_all(plan: RunPlan) -> int:
-    from training.data.export import run_export
+    from training.stages.export import run_export
     from training.stages.gspo import open_judge, run_gspo
     from training.stages.sft import run_sft
 

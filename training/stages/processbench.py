@@ -21,9 +21,9 @@ from tqdm import tqdm
 from llm.errors import RedraftError
 from llm.openai import OpenAIBackend
 from llm.types import ChatParams
-from training.data.export import read_manifest, read_rows
+from training.config import ProcessbenchConfig
+from training.data.dataset import read_manifest, read_rows
 from training.errors import UsageError
-from training.methods_config import ProcessbenchConfig
 from training.rewards.process import ProcessScore, process_score
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from training.config import SftConfig
 from training.stages.checkpoints import FINAL, save_final
-from training.stages.common import (
+from training.stages.report import write_stage_report
+from training.stages.runner import (
     Rows,
     checked_stage,
     lora_config,
@@ -22,7 +23,6 @@ from training.stages.common import (
     start_model,
     trl_arguments,
 )
-from training.stages.report import write_stage_report
 
 
 def _dataset(rows: list[dict[str, Any]]) -> Any:

@@ -1,6 +1,6 @@
-"""What the training stages (sft, gspo, dpo) share: their input rows, the stage directory
-they write into, the model they start from, and TRL arguments from the config (LoRA,
-resuming)."""
+"""How a training stage (sft, gspo, dpo) runs: its input rows, the model it starts from, the
+TRL arguments its config gives (LoRA, resuming), and the stage directory it writes whole or
+not at all."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from training.config import TrainConfig
-from training.data.export import read_manifest, read_rows
+from training.data.dataset import read_manifest, read_rows
 from training.errors import UsageError
-from training.stages.checkpoints import StageDir, check_model_dir, dtype_for, load_model
+from training.models import check_model_dir, dtype_for, load_model, load_tokenizer
+from training.stages.checkpoints import StageDir
 
 CHECKPOINTS = "checkpoints"
 
@@ -60,15 +61,6 @@ def resume_point(config: TrainConfig, out: Path) -> str | None:
         raise UsageError(f"--resume: {out} holds no checkpoint to resume from "
                          f"(one is saved every --save-steps steps)")
     return last
-
-
-def load_tokenizer(path: str) -> Any:
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return tokenizer
 
 
 def arguments_error(exc: Exception) -> UsageError:

@@ -1,39 +1,35 @@
-"""`export`: recorded loops → a versioned dataset directory of JSONL files.
+"""`export`: recorded loops → a versioned dataset directory (`training.data.dataset`).
 
-    OUT/manifest.json                      counts, filters, source database, content hash
-    OUT/sft/{train,holdout}.jsonl          conversation → y*        (prompt/completion)
-    OUT/prompts/{train,holdout}.jsonl      conversation + stored checklist, for RL
-    OUT/pairs/{train,holdout}.jsonl        y* chosen vs draft y0    (prompt/chosen/rejected)
-
-The held-out split is by prompt id, deterministic from --seed. A prompt asked several times
-keeps the loop with the best y*.
+Loops that ended degraded, errored or ran no loop are left out and counted; a prompt asked
+several times keeps the loop with the best y*. Two writing-RL methods act on the rows kept:
+margin-aware selection (`--select margin`, Writing-RL) and the think format (`--format think`,
+R2-Write). `kept` maps a prompt id to `training.data.rows.rows_of`'s bundle ({"sft", "prompt",
+"pair", ...}); the prompts row carries the loop's candidates, which both methods read.
 """
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 import json
-import math
-import random
 from collections import Counter
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
+from llm.openai import OpenAIBackend
+from llm.types import ChatParams
 from training.config import ExportConfig
-from training.data.export_methods import apply_export_methods
+from training.data.dataset import VERSION, content_hash, split, write_dataset
 from training.data.rows import Counter as TokenCounter
 from training.data.rows import char_counter, left_out, rows_of
+from training.data.selection import Competitor, select_with_competitor
 from training.data.source import LoopQuery, database_url, parse_time, read_loops, redacted
+from training.data.think import Voice, think_text
 from training.errors import UsageError
 from training.stages.checkpoints import StageDir, write_json
 from training.stages.report import write_stage_report
 
-VERSION = 1
-KINDS = ("sft", "prompts", "pairs")
-SPLITS = ("train", "holdout")
 LEFT_OUT = ("degraded", "passthrough", "errored", "filtered")
 
 
@@ -47,34 +43,6 @@ def token_counter(tokenizer: str | None) -> TokenCounter:
     except (OSError, ValueError) as exc:
         raise UsageError(f"--tokenizer {tokenizer} is not a tokenizer: {exc}") from None
     return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
-
-
-def split(ids: list[str], share: float, seed: int) -> set[str]:
-    """The held-out prompt ids: a seeded shuffle of the sorted ids, at least one when there
-    are two or more prompts and `share` > 0, never all of them."""
-    order = sorted(ids)
-    random.Random(seed).shuffle(order)
-    if share <= 0 or len(order) < 2:
-        return set()
-    n = min(len(order) - 1, max(1, math.floor(share * len(order) + 0.5)))
-    return set(order[:n])
-
-
-def content_hash(root: Path) -> str:
-    digest = hashlib.sha256()
-    for kind in KINDS:
-        for name in SPLITS:
-            path = root / kind / f"{name}.jsonl"
-            digest.update(f"{kind}/{name}\n".encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def select(config: ExportConfig, records: list[Any],
@@ -114,7 +82,7 @@ def run_export(config: ExportConfig) -> int:
         why = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) or "none recorded"
         raise UsageError(f"no loops match the filters: {len(records)} read ({why}); "
                          "widen --since/--until/--namespace/--model or lower --min-final-score")
-    kept, method_counts = apply_export_methods(config, kept)  # --select margin, --format think
+    kept, method_counts = apply_methods(config, kept)  # --select margin, --format think
     holdout = split(list(kept), config.holdout, config.seed)
     out = stage.open()
     try:
@@ -147,40 +115,68 @@ def run_export(config: ExportConfig) -> int:
     return 0
 
 
-def write_dataset(out: Path, kept: dict[str, dict[str, Any]],
-                  holdout: set[str]) -> dict[str, dict[str, int]]:
-    """The JSONL files; returns {"sft": {"train": n, "holdout": n}, "prompts_rows": ...}."""
-    buckets: dict[tuple[str, str], list[dict[str, Any]]] = {
-        (k, s): [] for k in KINDS for s in SPLITS}
-    for qid in sorted(kept):
-        rows, name = kept[qid], "holdout" if qid in holdout else "train"
-        buckets["sft", name].append(rows["sft"])
-        buckets["prompts", name].append(rows["prompt"])
-        if rows["pair"] is not None:
-            buckets["pairs", name].append(rows["pair"])
-    for (kind, name), rows in buckets.items():
-        _write_jsonl(out / kind / f"{name}.jsonl", rows)
-    sizes = {k: {s: len(buckets[k, s]) for s in SPLITS} for k in KINDS}
-    return {"sft": sizes["sft"], "prompts_rows": sizes["prompts"], "pairs": sizes["pairs"]}
+Kept = dict[str, dict[str, Any]]
 
 
-def read_manifest(data: str) -> dict[str, Any]:
-    """The manifest of an exported dataset directory, or a clear error."""
-    path = Path(data) / "manifest.json"
-    if not path.is_file():
-        raise UsageError(f"--data {data} is not an exported dataset (no manifest.json); "
-                         "write one with `python -m training.distill export`")
-    manifest = json.loads(path.read_text())
-    if manifest.get("version") != VERSION:
-        raise UsageError(f"--data {data}: dataset version {manifest.get('version')} is not "
-                         f"{VERSION}; export it again")
-    return manifest
+async def _ready(backend: OpenAIBackend, flag: str, url: str) -> None:
+    await backend.start()
+    if not await backend.ready():
+        raise UsageError(f"{flag} {url} is unreachable (GET /models failed)")
 
 
-def read_rows(data: str, kind: str, name: str) -> list[dict[str, Any]]:
-    """The rows of DATA/KIND/NAME.jsonl (empty when the file is empty)."""
-    path = Path(data) / kind / f"{name}.jsonl"
-    if not path.is_file():
-        raise UsageError(f"--data {data} has no {kind}/{name}.jsonl; export it again")
-    with path.open() as f:
-        return [json.loads(line) for line in f if line.strip()]
+async def select_by_margin(config: Any, kept: Kept) -> tuple[Kept, dict[str, Any]]:
+    competitor = None
+    backends: list[OpenAIBackend] = []
+    try:
+        if config.competitor_url:
+            judge_url = config.competitor_judge_url or config.competitor_url
+            judge_model = config.competitor_judge_model or config.competitor_model
+            writer = OpenAIBackend([config.competitor_url], model=config.competitor_model,
+                                   api_key=config.competitor_api_key)
+            judge = OpenAIBackend([judge_url], model=judge_model,
+                                  api_key=config.competitor_api_key)
+            backends = [writer, judge]
+            await _ready(writer, "--competitor-url", config.competitor_url)
+            await _ready(judge, "--competitor-judge-url", judge_url)
+            competitor = Competitor(writer, judge, ChatParams(model=config.competitor_model),
+                                    ChatParams(model=judge_model, temperature=0.0))
+        selection = await select_with_competitor(
+            [b["prompt"] for b in kept.values()], top_k=config.select_top_k,
+            min_competitor_score=config.min_competitor_score, competitor=competitor)
+    finally:
+        for backend in backends:
+            await backend.aclose()
+    if not selection.kept:
+        raise UsageError(f"--select margin kept no prompt ({selection.counts()}): lower "
+                         "--min-competitor-score")
+    return {k: kept[k] for k in selection.kept}, selection.counts()
+
+
+async def think_rows(config: Any, kept: Kept) -> dict[str, Any]:
+    backend = None
+    if config.voice_url:
+        backend = OpenAIBackend([config.voice_url], model=config.voice_model,
+                                api_key=config.voice_api_key)
+        await _ready(backend, "--voice-url", config.voice_url)
+    voice = Voice(backend, ChatParams(model=config.voice_model, temperature=0.3,
+                                      max_tokens=512) if backend else None)
+    try:
+        for bundle in tqdm(kept.values(), desc="think trajectories", unit="loop", leave=False):
+            sft = bundle["sft"]
+            text = await think_text(sft["prompt"], bundle["prompt"]["candidates"], voice)
+            bundle["sft"] = {**sft, "completion": [{"role": "assistant", "content": text}]}
+    finally:
+        if backend is not None:
+            await backend.aclose()
+    return {"rows": len(kept), "voice": config.voice_model or "template",
+            "voice_calls": voice.calls, "voice_fallbacks": voice.fallbacks}
+
+
+def apply_methods(config: Any, kept: Kept) -> tuple[Kept, dict[str, Any]]:
+    """(the rows to write, the manifest counts of what the methods did)."""
+    counts: dict[str, Any] = {}
+    if getattr(config, "select", "none") == "margin":
+        kept, counts["selection"] = asyncio.run(select_by_margin(config, kept))
+    if getattr(config, "format", "chat") == "think":
+        counts["think"] = asyncio.run(think_rows(config, kept))
+    return kept, counts
