@@ -80,6 +80,8 @@ class LocalBackend:
         path = model_path.rstrip("/\\")
         # A directory is named by its basename; a hub id ("org/name") is already a model id.
         self.model = model_name or (os.path.basename(path) if os.path.isdir(path) else path)
+        # Callers configured with the path (the server's own hidden calls) reach the same model.
+        self._aliases = frozenset({self.model, model_path, path})
         self._semaphore = asyncio.Semaphore(max(1, concurrency))
         self._loaded: LoadedModel | None = None
         self._ll_tokenizer: Any = None
@@ -149,7 +151,7 @@ class LocalBackend:
         yield Chunk((), usage=Usage(len(plan.prompt_ids), completion_tokens), model=self.model)
 
     def _require(self, params: ChatParams) -> LoadedModel:
-        if params.model is not None and params.model != self.model:
+        if params.model is not None and params.model not in self._aliases:
             raise NotFound(f"model {params.model!r} does not exist; this server serves "
                            f"{self.model!r}", param="model")
         if params.n < 1:

@@ -285,6 +285,9 @@ async def test_ready_only_after_start_and_name_defaults_to_directory(model_dir):
         await backend.chat(PROMPT, ChatParams())
     await backend.start()
     assert await backend.ready()
+    # The server's own hidden calls carry the configured path: the same model answers them.
+    for name in (str(model_dir), str(model_dir) + "/", model_dir.name):
+        assert (await backend.chat(PROMPT, ChatParams(model=name, max_tokens=2))).text
     await backend.aclose()
     assert not await backend.ready()
 
