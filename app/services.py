@@ -15,6 +15,7 @@ from app.http.limits import Limiter, build_limiter
 from app.http.metrics import Metrics
 from app.memory_setup import open_memory
 from app.openai.chat_service import ChatService
+from app.openai.loop_service import LoopService
 from app.settings import Settings
 from llm.base import Backend
 from llm.types import ChatParams
@@ -51,6 +52,7 @@ class Services:
     checklists: ChecklistRepository
     experiences: ExperienceRepository
     memory: MemoryBank | None
+    loop_service: LoopService
     chat: ChatService
 
 
@@ -112,6 +114,10 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
     loop = ReflectionLoop(backend, judge, provider, judge_params=judge_params, memory=step,
                           retries=reflection.retries)
     admin = settings.admin.key.get_secret_value() if settings.admin.key else None
+    loop_service = LoopService(backend, metrics, settings.model, loop=loop, recorder=recorder,
+                               defaults=reflection, backend_name=settings.resolved_backend,
+                               memory=step,
+                               max_remembering=settings.memory.remember_concurrency)
     return Services(
         settings=settings,
         backend=backend,
@@ -128,9 +134,8 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         checklists=checklists,
         experiences=experiences,
         memory=memory,
-        chat=ChatService(backend, metrics, settings.model, loop=loop, recorder=recorder,
-                         defaults=reflection, backend_name=settings.resolved_backend,
-                         memory=step, max_remembering=settings.memory.remember_concurrency),
+        loop_service=loop_service,
+        chat=ChatService(loop_service),
     )
 
 
@@ -144,7 +149,7 @@ def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
 
 
 async def close_services(services: Services) -> None:
-    await services.chat.aclose()
+    await services.loop_service.aclose()
     await services.recorder.aclose()
     if services.memory is not None:
         with contextlib.suppress(Exception):
