@@ -1,29 +1,38 @@
-"""Group commit: loops finishing at the same moment share one transaction.
+"""Group commit: records finishing at the same moment share one transaction.
 
-Under load many loops end together; one transaction (and one trip to the database thread)
-for all of them costs a fraction of one each. Every caller still waits until its own loop
-is committed, so a loop id in a response can be read back at once, and each loop is still
-written whole or not at all: a batch that fails is retried one loop at a time, so one bad
-record cannot take its neighbours down with it.
+Under load many loops (or stored responses) end together; one transaction (and one trip to
+the database thread) for all of them costs a fraction of one each. Every caller still waits
+until its own record is committed, so an id in a response can be read back at once, and each
+record is still written whole or not at all: a batch that fails is retried one record at a
+time, so one bad record cannot take its neighbours down with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Sequence
+from typing import Generic, Protocol, TypeVar
 
-from store.loops import LoopRepository
-from store.records import LoopRecord
+from store.records import LoopRecord, ResponseRecord
+
+R = TypeVar("R")
 
 
-class LoopWriter:
-    def __init__(self, repo: LoopRepository, max_batch: int = 64) -> None:
+class BatchRepository(Protocol[R]):
+    def save(self, record: R, /) -> Awaitable[object]: ...
+
+    def save_many(self, records: Sequence[R], /) -> Awaitable[None]: ...
+
+
+class GroupWriter(Generic[R]):
+    def __init__(self, repo: BatchRepository[R], max_batch: int = 64) -> None:
         self.repo = repo
         self.max_batch = max_batch
-        self._queue: list[tuple[LoopRecord, asyncio.Future[None]]] = []
+        self._queue: list[tuple[R, asyncio.Future[None]]] = []
         self._drainer: asyncio.Task[None] | None = None
 
-    async def save(self, record: LoopRecord) -> None:
+    async def save(self, record: R) -> None:
         """Return once `record` is committed; raise what its own write raised."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         # Mark a failure as seen even when the caller has gone and nobody awaits it.
@@ -53,7 +62,7 @@ class LoopWriter:
                 if not done.done():
                     done.set_result(None)
 
-    async def _save_one(self, record: LoopRecord, done: asyncio.Future[None]) -> None:
+    async def _save_one(self, record: R, done: asyncio.Future[None]) -> None:
         try:
             await self.repo.save(record)
         except Exception as exc:
@@ -62,3 +71,7 @@ class LoopWriter:
             return
         if not done.done():
             done.set_result(None)
+
+
+LoopWriter = GroupWriter[LoopRecord]
+ResponseWriter = GroupWriter[ResponseRecord]
