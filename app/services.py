@@ -16,6 +16,7 @@ from app.http.metrics import Metrics
 from app.memory_setup import open_memory
 from app.openai.chat_service import ChatService
 from app.openai.loop_service import LoopService
+from app.openai.responses.service import ResponsesService
 from app.settings import Settings
 from llm.base import Backend
 from llm.types import ChatParams
@@ -28,9 +29,10 @@ from rubrics.packs import PackLibrary
 from store.checklists import ChecklistRepository
 from store.db import make_engine, make_sessionmaker
 from store.experiences import ExperienceRepository
-from store.group_commit import LoopWriter
+from store.group_commit import LoopWriter, ResponseWriter
 from store.loops import LoopRepository
 from store.migrate import upgrade
+from store.responses import ResponseRepository
 
 log = logging.getLogger("redraft")
 
@@ -54,6 +56,8 @@ class Services:
     memory: MemoryBank | None
     loop_service: LoopService
     chat: ChatService
+    response_writer: ResponseWriter
+    responses: ResponsesService
 
 
 async def open_services(settings: Settings, *, backend: Backend | None = None,
@@ -118,6 +122,8 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
                                defaults=reflection, backend_name=settings.resolved_backend,
                                memory=step,
                                max_remembering=settings.memory.remember_concurrency)
+    stored_responses = ResponseRepository(sessions)
+    response_writer = ResponseWriter(stored_responses)
     return Services(
         settings=settings,
         backend=backend,
@@ -136,6 +142,8 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         memory=memory,
         loop_service=loop_service,
         chat=ChatService(loop_service),
+        response_writer=response_writer,
+        responses=ResponsesService(loop_service, stored_responses, response_writer),
     )
 
 
@@ -151,6 +159,7 @@ def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
 async def close_services(services: Services) -> None:
     await services.loop_service.aclose()
     await services.recorder.aclose()
+    await services.response_writer.aclose()
     if services.memory is not None:
         with contextlib.suppress(Exception):
             await services.memory.aclose()
