@@ -142,7 +142,7 @@ class Server:
             "REDRAFT_UPSTREAM_URL": upstream.base_url,
             "REDRAFT_DATA_DIR": str(data_dir),
             "REDRAFT_MODEL": MODEL,
-            "REDRAFT_API_KEYS": f"{API_KEY},{OTHER_KEY}",
+            "REDRAFT_API_KEYS": f"{API_KEY},other:{OTHER_KEY}",  # two namespaces
             "REDRAFT_ADMIN_KEY": ADMIN_KEY,
             "REDRAFT_LOG_LEVEL": "WARNING",
             "REDRAFT_SERVER_GRACEFUL_TIMEOUT": "1",
@@ -159,7 +159,7 @@ class Server:
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         self._wait_healthy()
 
-    def _wait_healthy(self, seconds: float = 30.0) -> None:
+    def _wait_healthy(self, seconds: float = 90.0) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
