@@ -17,6 +17,7 @@ from app.memory_setup import open_memory
 from app.openai.chat_service import ChatService
 from app.openai.loop_service import LoopService
 from app.openai.responses.service import ResponsesService
+from app.openai.responses.stored import WINDOW, StoredResponses
 from app.settings import Settings
 from llm.base import Backend
 from llm.types import ChatParams
@@ -123,7 +124,7 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
                                memory=step,
                                max_remembering=settings.memory.remember_concurrency)
     stored_responses = ResponseRepository(sessions)
-    response_writer = ResponseWriter(stored_responses)
+    response_writer = ResponseWriter(stored_responses, window=WINDOW)
     return Services(
         settings=settings,
         backend=backend,
@@ -143,7 +144,8 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         loop_service=loop_service,
         chat=ChatService(loop_service),
         response_writer=response_writer,
-        responses=ResponsesService(loop_service, stored_responses, response_writer),
+        responses=ResponsesService(loop_service, StoredResponses(stored_responses,
+                                                                 response_writer, metrics)),
     )
 
 

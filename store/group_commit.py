@@ -26,22 +26,32 @@ class BatchRepository(Protocol[R]):
 
 
 class GroupWriter(Generic[R]):
-    def __init__(self, repo: BatchRepository[R], max_batch: int = 64) -> None:
+    """`window`: seconds to let a batch gather before it is written. Zero (loops) writes as
+    soon as the previous batch is done; a caller that does not wait for its commit
+    (`enqueue`) can afford a window, and larger batches cost far less per record."""
+
+    def __init__(self, repo: BatchRepository[R], max_batch: int = 64,
+                 window: float = 0.0) -> None:
         self.repo = repo
         self.max_batch = max_batch
+        self.window = window
         self._queue: list[tuple[R, asyncio.Future[None]]] = []
         self._drainer: asyncio.Task[None] | None = None
 
-    async def save(self, record: R) -> None:
-        """Return once `record` is committed; raise what its own write raised."""
+    def enqueue(self, record: R) -> asyncio.Future[None]:
+        """Queue `record`; the future is done once it is committed (or holds the error)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         # Mark a failure as seen even when the caller has gone and nobody awaits it.
         done.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._queue.append((record, done))
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.ensure_future(self._drain())
+        return done
+
+    async def save(self, record: R) -> None:
+        """Return once `record` is committed; raise what its own write raised."""
         # A caller that gives up (client gone) does not cancel the write: it lands whole.
-        await asyncio.shield(done)
+        await asyncio.shield(self.enqueue(record))
 
     async def aclose(self) -> None:
         """Wait for everything queued to be written."""
@@ -51,6 +61,8 @@ class GroupWriter(Generic[R]):
 
     async def _drain(self) -> None:
         while self._queue:
+            if self.window and len(self._queue) < self.max_batch:
+                await asyncio.sleep(self.window)
             batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
             try:
                 await self.repo.save_many([record for record, _ in batch])

@@ -185,9 +185,11 @@ class StoredResponse(Base):
         ),
     )
 
+    # Read by id only (and then checked against the caller's namespace): no other index, each
+    # one would be written on every response.
     id: Mapped[str] = mapped_column(RESPONSE_ID, primary_key=True)
-    namespace: Mapped[str] = mapped_column(NAME, index=True)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    namespace: Mapped[str] = mapped_column(NAME)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     model: Mapped[str] = mapped_column(NAME)
     status: Mapped[str] = mapped_column(String(16))
     # No foreign key: each response keeps its whole context, so deleting an earlier response

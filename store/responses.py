@@ -80,6 +80,13 @@ class ResponseRepository:
                               previous_response_id=row.previous_response_id,
                               created_at=row.created_at)
 
+    async def exists(self, response_id: str) -> bool:
+        """Whether a response with this id is stored in any namespace (never returned to a
+        caller: it only tells a response still being written from one that is not ours)."""
+        query = select(StoredResponse.id).where(StoredResponse.id == response_id)
+        async with self._sessions() as session:
+            return await session.scalar(query) is not None
+
     async def input_items(self, response_id: str, namespace: str, *, limit: int = 20,
                           order: Literal["asc", "desc"] = "desc",
                           after: str | None = None) -> tuple[list[dict[str, Any]], bool] | None:

@@ -45,8 +45,6 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name="pk_responses"),
     )
-    op.create_index("ix_responses_namespace", "responses", ["namespace"])
-    op.create_index("ix_responses_created_at", "responses", ["created_at"])
 
     op.create_table(
         "response_items",

@@ -44,3 +44,27 @@ async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlit
     assert await repo.get(bad.id) is None
     await writer.aclose()
     await engine.dispose()
+
+
+async def test_a_window_gathers_records_that_arrive_apart_into_one_batch(sqlite_url):
+    engine = make_engine(sqlite_url)
+    await upgrade(engine)
+    repo = LoopRepository(make_sessionmaker(engine))
+    batches = []
+    real = repo.save_many
+
+    async def counting(records):
+        batches.append(len(records))
+        await real(records)
+
+    repo.save_many = counting  # type: ignore[method-assign]
+    writer = LoopWriter(repo, window=0.2)
+    done = []
+    for _ in range(5):  # one every 10 ms, none waiting for its commit
+        done.append(writer.enqueue(record()))
+        await asyncio.sleep(0.01)
+    assert not any(d.done() for d in done)
+    await asyncio.wait(done)
+    assert batches == [5]
+    await writer.aclose()
+    await engine.dispose()

@@ -43,6 +43,8 @@ def check_request(req: ResponseCreateRequest) -> None:
     """Cross-field rules, and the OpenAI features redraft refuses rather than ignores."""
     for name, (off, why) in _UNSUPPORTED.items():
         value = getattr(req, name)
+        if value is None:
+            continue
         if not any(value == o and type(value) is type(o) for o in off):
             raise InvalidRequest(f"'{name}' is not supported: {why}", param=name,
                                  code="unsupported_parameter")

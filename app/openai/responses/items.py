@@ -10,7 +10,7 @@ every function call output answers a call made before it, and every call is answ
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -38,7 +38,7 @@ _MODELS: dict[str, type[BaseModel]] = {
 
 
 def item_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
+    return f"{prefix}_{os.urandom(16).hex()}"
 
 
 async def parse_input(value: str | list[Any], find: FindItem) -> list[Item]:

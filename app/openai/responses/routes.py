@@ -47,7 +47,8 @@ async def get_response(response_id: str, request: Request, stream: bool = False,
         raise InvalidRequest("a stored response cannot be streamed again: background mode, "
                              "which it is for, is not supported", param="stream",
                              code="unsupported_parameter")
-    return await request.app.state.services.responses.get(response_id, principal)
+    return await request.app.state.services.responses.stored.get(response_id,
+                                                                principal.namespace)
 
 
 @router.get("/v1/responses/{response_id}/input_items")
@@ -57,17 +58,19 @@ async def list_input_items(response_id: str, request: Request,
                            after: str | None = None,
                            principal: Principal = Depends(require_user)) -> dict[str, Any]:
     _no_include(request)
-    return await request.app.state.services.responses.input_items(
-        response_id, principal, limit=limit, order=order, after=after)
+    return await request.app.state.services.responses.stored.input_items(
+        response_id, principal.namespace, limit=limit, order=order, after=after)
 
 
 @router.delete("/v1/responses/{response_id}")
 async def delete_response(response_id: str, request: Request,
                           principal: Principal = Depends(require_user)) -> dict[str, Any]:
-    return await request.app.state.services.responses.delete(response_id, principal)
+    return await request.app.state.services.responses.stored.delete(response_id,
+                                                                    principal.namespace)
 
 
 @router.post("/v1/responses/{response_id}/cancel")
 async def cancel_response(response_id: str, request: Request,
                           principal: Principal = Depends(require_user)) -> dict[str, Any]:
-    return await request.app.state.services.responses.cancel(response_id, principal)
+    return await request.app.state.services.responses.stored.cancel(response_id,
+                                                                    principal.namespace)

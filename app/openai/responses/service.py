@@ -3,8 +3,8 @@
 A request becomes chat messages (its conversation: the stored chain of `previous_response_id`,
 then the new input) and runs through the same loop service as chat completions: the loop
 unless tools or a JSON format ask for something it cannot improve, else a passthrough. With
-`store` (the default) the response and its items are kept, in the caller's namespace, before
-the client is told it is complete, so the next turn can chain from it at once.
+`store` (the default) the response and its items are kept in the caller's namespace
+(`app.openai.responses.stored`: written behind the answer, visible to every read after it).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from app.http.auth import Principal
 from app.openai.loop_service import Job, LoopRun, LoopService, answer_chunks
@@ -29,15 +29,11 @@ from app.openai.responses.convert import (
 )
 from app.openai.responses.events import ResponseEvents
 from app.openai.responses.items import Item, check_conversation, parse_input
+from app.openai.responses.stored import StoredResponses, response_id
 from app.openai.responses.wire import ResponseCreateRequest
 from app.openai.streaming import sse_comment
-from llm.errors import InvalidRequest, NotFound
 from llm.types import Chunk
-from store.errors import InvalidCursor
-from store.group_commit import ResponseWriter
-from store.ids import new_id
 from store.records import ResponseRecord
-from store.responses import ResponseRepository
 
 # OpenAI's error codes for a failed response; anything else is a server error there.
 _FAILED_CODES = {"rate_limit_error": "rate_limit_exceeded"}
@@ -60,11 +56,9 @@ class Turn:
 
 
 class ResponsesService:
-    def __init__(self, loops: LoopService, repo: ResponseRepository,
-                 writer: ResponseWriter) -> None:
+    def __init__(self, loops: LoopService, stored: StoredResponses) -> None:
         self.loops = loops
-        self.repo = repo
-        self.writer = writer
+        self.stored = stored
 
     # -- create ------------------------------------------------------------------------------
 
@@ -79,7 +73,7 @@ class ResponsesService:
             answer, reflection = answer_of_completion(completion), {"skipped": turn.skipped}
         body = to_response(req, answer, response_id=turn.response_id,
                            created_at=turn.created_at, model=turn.model, reflection=reflection)
-        await self._store(turn, body, principal)
+        self._store(turn, body, principal)
         return body
 
     async def open_stream(self, req: ResponseCreateRequest,
@@ -95,36 +89,33 @@ class ResponsesService:
     async def _prepare(self, req: ResponseCreateRequest, principal: Principal) -> Turn:
         check_request(req)
         history: list[Item] = []
-        if req.previous_response_id is not None:
-            previous = await self.repo.get(req.previous_response_id, principal.namespace,
-                                           items=True)
-            if previous is None:  # absent, or another namespace's: the same answer
-                raise NotFound(f"no response found with id {req.previous_response_id!r}",
-                               param="previous_response_id")
+        if req.previous_response_id is not None:  # absent, or another namespace's: a 404
+            previous = await self.stored.find(req.previous_response_id, principal.namespace,
+                                              items=True, param="previous_response_id")
             history = [*previous.input_items, *previous.output_items]
 
         async def find(item_id: str) -> Item | None:
-            return await self.repo.find_item(item_id, principal.namespace)
+            return await self.stored.find_item(item_id, principal.namespace)
 
         new = await parse_input(req.input, find)
         check_conversation(history, new)
         items = [*history, *new]
         messages, params = to_chat(req, items, self.loops.default_model)
-        response_id = "resp_" + new_id()
+        rid = response_id()
         skipped = self.loops.skip(req.reflection, tools=bool(req.tools),
                                   json_output="text.format" if json_output(req) else None)
         job = Job(messages, params, req.reflection,
-                  loop_request(req, messages, params, response_id) if skipped is None else {})
-        return Turn(req, response_id, int(time.time()), items, job, skipped)
+                  loop_request(req, messages, params, rid) if skipped is None else {})
+        return Turn(req, rid, int(time.time()), items, job, skipped)
 
     @staticmethod
     def _with_trace(req: ResponseCreateRequest) -> bool:
         return bool(req.reflection and req.reflection.return_trace)
 
-    async def _store(self, turn: Turn, body: dict[str, Any], principal: Principal) -> None:
+    def _store(self, turn: Turn, body: dict[str, Any], principal: Principal) -> None:
         if turn.req.store is False:
             return
-        await self.writer.save(ResponseRecord(
+        self.stored.keep(ResponseRecord(
             id=turn.response_id, namespace=principal.namespace, model=body["model"],
             status=body["status"], body=body, input_items=tuple(turn.input_items),
             output_items=tuple(body["output"]),
@@ -143,7 +134,7 @@ class ResponsesService:
         body = to_response(turn.req, answer, response_id=turn.response_id,
                            created_at=turn.created_at, model=turn.model, output=events.output,
                            reflection=reflection)
-        await self._store(turn, body, principal)
+        self._store(turn, body, principal)
         kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
         return events.lifecycle(kind, body)
 
@@ -202,42 +193,3 @@ class ResponsesService:
                 yield data
         finally:
             run.cancel()
-
-    # -- stored responses --------------------------------------------------------------------
-
-    async def get(self, response_id: str, principal: Principal) -> dict[str, Any]:
-        record = await self.repo.get(response_id, principal.namespace)
-        if record is None:
-            raise _not_found(response_id)
-        return record.body
-
-    async def input_items(self, response_id: str, principal: Principal, *, limit: int,
-                          order: Literal["asc", "desc"], after: str | None) -> dict[str, Any]:
-        try:
-            page = await self.repo.input_items(response_id, principal.namespace, limit=limit,
-                                               order=order, after=after)
-        except InvalidCursor as exc:
-            raise InvalidRequest(str(exc), param="after") from None
-        if page is None:
-            raise _not_found(response_id)
-        data, more = page
-        return {"object": "list", "data": data, "has_more": more,
-                "first_id": data[0]["id"] if data else "",
-                "last_id": data[-1]["id"] if data else ""}
-
-    async def delete(self, response_id: str, principal: Principal) -> dict[str, Any]:
-        if not await self.repo.delete(response_id, principal.namespace):
-            raise _not_found(response_id)
-        return {"id": response_id, "object": "response.deleted", "deleted": True}
-
-    async def cancel(self, response_id: str, principal: Principal) -> dict[str, Any]:
-        if await self.repo.get(response_id, principal.namespace) is None:
-            raise _not_found(response_id)
-        raise InvalidRequest("only a response created with background: true can be cancelled, "
-                             "and background mode is not supported: every response is finished "
-                             "before its request returns", param="response_id",
-                             code="background_not_supported")
-
-
-def _not_found(response_id: str) -> NotFound:
-    return NotFound(f"no response found with id {response_id!r}", param="response_id")
