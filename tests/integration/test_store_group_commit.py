@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from store.db import make_engine, make_sessionmaker
 from store.group_commit import LoopWriter
 from store.loops import LoopRepository
@@ -18,11 +20,12 @@ def record(bad: bool = False) -> LoopRecord:
     return LoopRecord(namespace="n", model="m", backend="b", request={}, candidates=candidates)
 
 
-async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlite_url):
-    engine = make_engine(sqlite_url)
+async def counted_repo(url: str) -> tuple[LoopRepository, list[int], AsyncEngine]:
+    """A loop repository on a migrated `url` that notes the size of every batch it writes."""
+    engine = make_engine(url)
     await upgrade(engine)
     repo = LoopRepository(make_sessionmaker(engine))
-    batches = []
+    batches: list[int] = []
     real = repo.save_many
 
     async def counting(records):
@@ -30,6 +33,11 @@ async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlit
         await real(records)
 
     repo.save_many = counting  # type: ignore[method-assign]
+    return repo, batches, engine
+
+
+async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlite_url):
+    repo, batches, engine = await counted_repo(sqlite_url)
     writer = LoopWriter(repo)
     good = [record() for _ in range(20)]
     bad = record(bad=True)
@@ -47,17 +55,7 @@ async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlit
 
 
 async def test_a_window_gathers_records_that_arrive_apart_into_one_batch(sqlite_url):
-    engine = make_engine(sqlite_url)
-    await upgrade(engine)
-    repo = LoopRepository(make_sessionmaker(engine))
-    batches = []
-    real = repo.save_many
-
-    async def counting(records):
-        batches.append(len(records))
-        await real(records)
-
-    repo.save_many = counting  # type: ignore[method-assign]
+    repo, batches, engine = await counted_repo(sqlite_url)
     writer = LoopWriter(repo, window=0.2)
     done = []
     for _ in range(5):  # one every 10 ms, none waiting for its commit
