@@ -76,6 +76,9 @@ class Fake:
         return resp.json()
 
     def reset(self) -> None:
+        # A request an earlier test left behind (a 504 redraft gave up on, a dropped stream)
+        # would otherwise end after the reset and take the in-flight count below zero.
+        self.wait_for(lambda s: s["in_flight"] <= 0, seconds=10)
         self.control("reset")
         self.control("config", {"latency": 0, "chunk_delay": 0})
 

@@ -1,4 +1,4 @@
-"""Serves the Responses API: create (plain or streamed), retrieve, list input items, delete.
+"""Serves POST /v1/responses, plain or streamed (the stored responses: `stored.py`).
 
 A request becomes chat messages (its conversation: the stored chain of `previous_response_id`,
 then the new input) and runs through the same loop service as chat completions: the loop
