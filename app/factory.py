@@ -17,6 +17,7 @@ from app.http.errors import install_error_handlers
 from app.http.logs import RequestIdMiddleware
 from app.http.metrics import Metrics, MetricsMiddleware
 from app.openai import chat, models
+from app.openai.responses import routes as responses
 from app.services import Services, close_services, open_services
 from app.settings import Settings
 from llm.base import Backend
@@ -51,7 +52,7 @@ def create_app(settings: Settings, *, services: Services | None = None,
         admin = settings.admin.key.get_secret_value() if settings.admin.key else None
         app.state.authenticator = Authenticator(settings.api.namespaces(), admin)
     install_error_handlers(app)
-    for module in (chat, models, ops, admin_loops, admin_memory, admin_ui):
+    for module in (chat, responses, models, ops, admin_loops, admin_memory, admin_ui):
         app.include_router(module.router)
     # Outermost first: request ids wrap metrics, which wrap the body limit.
     app.add_middleware(BodySizeLimit, max_bytes=settings.server.max_body_bytes)

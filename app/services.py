@@ -15,6 +15,9 @@ from app.http.limits import Limiter, build_limiter
 from app.http.metrics import Metrics
 from app.memory_setup import open_memory
 from app.openai.chat_service import ChatService
+from app.openai.loop_service import LoopService
+from app.openai.responses.service import ResponsesService
+from app.openai.responses.stored import WINDOW, StoredResponses
 from app.settings import Settings
 from llm.base import Backend
 from llm.types import ChatParams
@@ -27,9 +30,10 @@ from rubrics.packs import PackLibrary
 from store.checklists import ChecklistRepository
 from store.db import make_engine, make_sessionmaker
 from store.experiences import ExperienceRepository
-from store.group_commit import LoopWriter
+from store.group_commit import LoopWriter, ResponseWriter
 from store.loops import LoopRepository
 from store.migrate import upgrade
+from store.responses import ResponseRepository
 
 log = logging.getLogger("redraft")
 
@@ -51,7 +55,10 @@ class Services:
     checklists: ChecklistRepository
     experiences: ExperienceRepository
     memory: MemoryBank | None
+    loop_service: LoopService
     chat: ChatService
+    response_writer: ResponseWriter
+    responses: ResponsesService
 
 
 async def open_services(settings: Settings, *, backend: Backend | None = None,
@@ -112,6 +119,12 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
     loop = ReflectionLoop(backend, judge, provider, judge_params=judge_params, memory=step,
                           retries=reflection.retries)
     admin = settings.admin.key.get_secret_value() if settings.admin.key else None
+    loop_service = LoopService(backend, metrics, settings.model, loop=loop, recorder=recorder,
+                               defaults=reflection, backend_name=settings.resolved_backend,
+                               memory=step,
+                               max_remembering=settings.memory.remember_concurrency)
+    stored_responses = ResponseRepository(sessions)
+    response_writer = ResponseWriter(stored_responses, window=WINDOW)
     return Services(
         settings=settings,
         backend=backend,
@@ -128,9 +141,11 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         checklists=checklists,
         experiences=experiences,
         memory=memory,
-        chat=ChatService(backend, metrics, settings.model, loop=loop, recorder=recorder,
-                         defaults=reflection, backend_name=settings.resolved_backend,
-                         memory=step, max_remembering=settings.memory.remember_concurrency),
+        loop_service=loop_service,
+        chat=ChatService(loop_service),
+        response_writer=response_writer,
+        responses=ResponsesService(loop_service, StoredResponses(stored_responses,
+                                                                 response_writer, metrics)),
     )
 
 
@@ -144,8 +159,9 @@ def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
 
 
 async def close_services(services: Services) -> None:
-    await services.chat.aclose()
+    await services.loop_service.aclose()
     await services.recorder.aclose()
+    await services.response_writer.aclose()
     if services.memory is not None:
         with contextlib.suppress(Exception):
             await services.memory.aclose()

@@ -5,7 +5,11 @@ its own process), then, for each concurrency, drives the upstream directly and t
 with a load generator in a third process, and prints one JSON line on stdout (progress and
 server logs go to stderr):
 
-    python -m bench.overhead [--duration 5] [--concurrency 1,32] [--stream]
+    python -m bench.overhead [--duration 5] [--concurrency 1,32] [--stream] [--routes LIST]
+
+Through redraft it drives each route in `--routes`: chat completions ("through") and the same
+request on the Responses API ("through_responses", stored as by default), and reports the
+Responses route's requests/s as a share of the chat route's at each concurrency.
 
 `--target URL` measures another OpenAI-compatible proxy the same way (optillm, LiteLLM, …):
 the fake upstream's URL is printed on stderr first so the proxy can be pointed at it (or pass
@@ -30,11 +34,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.harness.loadgen import chat_url, request_body
+from bench.harness.loadgen import APIS, chat_url, request_body
 
 # Children import bench/ and app/ from this checkout, wherever the benchmark was started.
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGETS = {"rps_c32": 850.0, "added_p50_ms_c1": 3.0}  # 30x optillm, +3 ms at c=1
+TARGETS = {"rps_c32": 850.0, "added_p50_ms_c1": 3.0,  # 30x optillm, +3 ms at c=1
+           "responses_vs_chat_rps_c32": 0.8}  # the Responses route within 20% of chat's
 
 
 def _log(msg: str) -> None:
@@ -149,10 +154,10 @@ def _cpu_seconds(pid: int | None) -> float | None:
 
 
 def _load(url: str, concurrency: int, args: argparse.Namespace, api_key: str | None,
-          watch: dict[str, int | None]) -> dict[str, Any]:
+          watch: dict[str, int | None], api: str = "chat") -> dict[str, Any]:
     cmd = [sys.executable, "-m", "bench.harness.loadgen", "--url", url, "--concurrency",
            str(concurrency), "--duration", str(args.duration), "--warmup", str(args.warmup),
-           "--model", args.model]
+           "--model", args.model, "--api", api]
     if args.stream:
         cmd.append("--stream")
     if api_key:
@@ -185,12 +190,22 @@ def _summary(results: dict[str, dict[str, dict[str, Any]]], levels: list[int]) -
         if direct["rps"]:
             out[f"ratio_rps_c{c}"] = round(through["rps"] / direct["rps"], 3)
         out[f"added_p50_ms_c{c}"] = round(through["p50_ms"] - direct["p50_ms"], 3)
+        responses = results.get("through_responses", {}).get(f"c{c}")
+        if responses is not None:
+            if through["rps"]:
+                out[f"responses_vs_chat_rps_c{c}"] = round(responses["rps"] / through["rps"], 3)
+            out[f"responses_added_p50_ms_c{c}"] = round(responses["p50_ms"] - direct["p50_ms"],
+                                                        3)
     met = {}
     if "c32" in results["through"]:
         through = results["through"]["c32"]
         met["rps_c32"] = through["rps"] >= TARGETS["rps_c32"] and through["errors"] == 0
     if "added_p50_ms_c1" in out:
         met["added_p50_ms_c1"] = out["added_p50_ms_c1"] <= TARGETS["added_p50_ms_c1"]
+    if "responses_vs_chat_rps_c32" in out:
+        errors = results["through_responses"]["c32"]["errors"]
+        met["responses_vs_chat_rps_c32"] = errors == 0 and (
+            out["responses_vs_chat_rps_c32"] >= TARGETS["responses_vs_chat_rps_c32"])
     return {**out, "targets": TARGETS, "met": met}
 
 
@@ -216,20 +231,24 @@ def _proxy(args: argparse.Namespace, upstream: str) -> Iterator[tuple[str, int |
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
+    routes = [r.strip() for r in args.routes.split(",") if r.strip()]
+    sides = [("direct", "chat")] + [("through" if r == "chat" else f"through_{r}", r)
+                                    for r in routes]
     with _upstream(args) as (upstream, upstream_pid):
         _log(f"upstream: {upstream}")
         print(f"UPSTREAM_URL={upstream}", file=sys.stderr, flush=True)
         with _proxy(args, upstream) as (proxy, proxy_pid):
             _log(f"through: {proxy}")
-            results: dict[str, dict[str, dict[str, Any]]] = {"direct": {}, "through": {}}
+            results: dict[str, dict[str, dict[str, Any]]] = {side: {} for side, _ in sides}
             for c in levels:
-                for side, url, key in (("direct", upstream, None),
-                                       ("through", proxy, args.api_key)):
-                    watch = {"upstream": upstream_pid, "proxy": proxy_pid if side == "through"
-                             else None}
-                    figures = _load(url, c, args, key, {k: v for k, v in watch.items() if v})
+                for side, api in sides:
+                    direct = side == "direct"
+                    url, key = (upstream, None) if direct else (proxy, args.api_key)
+                    watch = {"upstream": upstream_pid, "proxy": None if direct else proxy_pid}
+                    figures = _load(url, c, args, key, {k: v for k, v in watch.items() if v},
+                                    api)
                     results[side][f"c{c}"] = figures
-                    _log(f"{side:7} c={c:<3} {json.dumps(figures)}")
+                    _log(f"{side:17} c={c:<3} {json.dumps(figures)}")
     return {"bench": "overhead", "mode": "stream" if args.stream else "plain",
             "proxy": args.target or "redraft", "duration_s": args.duration,
             "warmup_s": args.warmup, **results, **_summary(results, levels),
@@ -251,7 +270,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds per phase")
     p.add_argument("--concurrency", default="1,32", help="comma-separated levels")
     p.add_argument("--stream", action="store_true", help="streamed requests (SSE)")
+    p.add_argument("--routes", default="chat,responses",
+                   help=f"routes driven through the proxy, of {', '.join(APIS)} (chat first: "
+                        "the others are compared with it)")
     args = p.parse_args(argv)
+    routes = [r.strip() for r in args.routes.split(",") if r.strip()]
+    if not routes or routes[0] != "chat" or not set(routes) <= set(APIS):
+        p.error(f"--routes must start with chat and name only {', '.join(APIS)}")
     # SIGTERM would skip the finally blocks that stop the subprocesses; make it an exit.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:

@@ -19,8 +19,10 @@ from store.records import (
     LoopRecord,
     LoopSummary,
     Page,
+    ResponseRecord,
 )
 from store.repositories import Store
+from store.responses import ResponseRepository
 
 __all__ = [
     "CANDIDATE_KINDS",
@@ -37,6 +39,8 @@ __all__ = [
     "LoopRepository",
     "LoopSummary",
     "Page",
+    "ResponseRecord",
+    "ResponseRepository",
     "Store",
     "StoreError",
     "make_engine",

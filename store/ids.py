@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 
 
 def new_id() -> str:
@@ -17,4 +16,4 @@ def new_id() -> str:
     value = (millis & ((1 << 48) - 1)) << 80 | int.from_bytes(os.urandom(10), "big")
     value = (value & ~(0xF << 76)) | (0x7 << 76)  # version 7
     value = (value & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
-    return uuid.UUID(int=value).hex
+    return f"{value:032x}"

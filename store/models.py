@@ -19,6 +19,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Text,
     TypeDecorator,
@@ -40,6 +41,7 @@ NAMING_CONVENTION = {
 
 ID = String(36)
 NAME = String(255)
+RESPONSE_ID = String(64)  # "resp_" + 32 hex digits; item ids ("msg_", "fc_", or a client's)
 
 
 def json_type() -> TypeEngine[Any]:
@@ -169,3 +171,45 @@ class Experience(Base):
     # Deferred: only an index rebuild reads it, and it is the bulk of a row.
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     embedding_dim: Mapped[int | None] = mapped_column(Integer)
+
+
+class StoredResponse(Base):
+    """A Responses API response kept for retrieval and for `previous_response_id` chains."""
+
+    __tablename__ = "responses"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('completed', 'incomplete', 'failed', 'in_progress', 'cancelled', "
+            "'queued')",
+            name="status",
+        ),
+    )
+
+    # Read by id only (and then checked against the caller's namespace): no other index, each
+    # one would be written on every response.
+    id: Mapped[str] = mapped_column(RESPONSE_ID, primary_key=True)
+    namespace: Mapped[str] = mapped_column(NAME)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    model: Mapped[str] = mapped_column(NAME)
+    status: Mapped[str] = mapped_column(String(16))
+    # No foreign key: each response keeps its whole context, so deleting an earlier response
+    # of a chain leaves the later ones whole.
+    previous_response_id: Mapped[str | None] = mapped_column(RESPONSE_ID)
+    body: Mapped[Any] = mapped_column(json_type())
+
+
+class ResponseItem(Base):
+    """One input or output item of a stored response, in order."""
+
+    __tablename__ = "response_items"
+    __table_args__ = (
+        PrimaryKeyConstraint("response_id", "part", "position"),
+        CheckConstraint("part IN ('input', 'output')", name="part"),
+    )
+
+    response_id: Mapped[str] = mapped_column(
+        RESPONSE_ID, ForeignKey("responses.id", ondelete="CASCADE"))
+    part: Mapped[str] = mapped_column(String(8))
+    position: Mapped[int] = mapped_column(Integer)
+    item_id: Mapped[str] = mapped_column(RESPONSE_ID, index=True)
+    item: Mapped[Any] = mapped_column(json_type())

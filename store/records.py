@@ -185,6 +185,37 @@ class ChecklistRecord:
         _require_aware("created_at", self.created_at)
 
 
+RESPONSE_STATUSES = ("completed", "incomplete", "failed", "in_progress", "cancelled", "queued")
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseRecord:
+    """A stored Responses API response: the body as it was returned, the items it was made
+    from (`input_items`: the whole conversation it continued, earlier turns included, so a
+    chain never needs walking) and the items it made (`output_items`). Every item carries its
+    own `id`; the caller mints the response id."""
+
+    id: str
+    namespace: str
+    model: str
+    status: str
+    body: dict[str, Any]
+    input_items: tuple[dict[str, Any], ...] = ()
+    output_items: tuple[dict[str, Any], ...] = ()
+    previous_response_id: str | None = None
+    created_at: datetime = field(default_factory=utcnow)
+
+    def __post_init__(self) -> None:
+        if self.status not in RESPONSE_STATUSES:
+            raise ValueError(f"response status {self.status!r} is not one of {RESPONSE_STATUSES}")
+        _require_aware("created_at", self.created_at)
+        for item in (*self.input_items, *self.output_items):
+            if not isinstance(item.get("id"), str) or not item["id"]:
+                raise ValueError("every stored response item needs a string id")
+        object.__setattr__(self, "input_items", tuple(self.input_items))
+        object.__setattr__(self, "output_items", tuple(self.output_items))
+
+
 @dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
     """One page of a listing; unpacks as `items, next_cursor`. No next cursor: last page."""

@@ -14,6 +14,7 @@ from store.experiences import ExperienceRepository
 from store.loops import LoopRepository
 from store.migrate import upgrade
 from store.records import utcnow
+from store.responses import ResponseRepository
 
 
 class Store:
@@ -25,6 +26,7 @@ class Store:
         self.loops = LoopRepository(self.sessions)
         self.experiences = ExperienceRepository(self.sessions, clock=clock)
         self.checklists = ChecklistRepository(self.sessions)
+        self.responses = ResponseRepository(self.sessions)
 
     @classmethod
     async def open(cls, url: str | URL, *, echo: bool = False, migrate: bool = True) -> Store:

@@ -1,6 +1,6 @@
 """Validate bodies against the OpenAI components vendored in tests/data/openai/.
 
-The vendored file is an OpenAPI 3.1 `components.schemas` excerpt. OpenAPI 3.1 schemas are
+Each vendored file is an OpenAPI 3.1 `components.schemas` excerpt. OpenAPI 3.1 schemas are
 JSON Schema 2020-12 plus a few keywords; what `jsonschema` needs done first:
 
 - `nullable: true` (OpenAPI 3.0 style, still found in some components) becomes a type array
@@ -20,7 +20,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-SPEC = Path(__file__).parent / "data" / "openai" / "chat_schemas.json"
+DATA = Path(__file__).parent / "data" / "openai"
+# Each file is a self-contained excerpt (chat completions and errors; the Responses API);
+# a component is looked up in them in this order.
+SPECS = (DATA / "chat_schemas.json", DATA / "responses_schemas.json")
 _PREFIX = "#/components/schemas/"
 
 
@@ -47,17 +50,18 @@ def _resolved(node: Any, known: set[str]) -> Any:
 
 
 @cache
-def _document() -> dict[str, Any]:
-    raw = json.loads(SPEC.read_text())
+def _document(spec: Path) -> dict[str, Any]:
+    raw = json.loads(spec.read_text())
     schemas = raw["components"]["schemas"]
     return {"components": {"schemas": _resolved(schemas, set(schemas))}}
 
 
 @cache
 def validator(component: str) -> Draft202012Validator:
-    document = _document()
-    if component not in document["components"]["schemas"]:
-        raise KeyError(f"{component} is not vendored in {SPEC.name}")
+    document = next((d for d in map(_document, SPECS) if component in d["components"]["schemas"]),
+                    None)
+    if document is None:
+        raise KeyError(f"{component} is not vendored in {', '.join(s.name for s in SPECS)}")
     schema = {**document, "$ref": _PREFIX + component}
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)

@@ -92,7 +92,8 @@ def install_error_handlers(app: FastAPI) -> None:
         type_, code = _HTTP_TYPES.get(exc.status_code, ("invalid_request_error", None))
         detail = exc.detail if isinstance(exc.detail, str) else "request failed"
         if exc.status_code == 404 and detail == "Not Found":
-            detail = "no such route: see GET /v1/models and POST /v1/chat/completions"
+            detail = ("no such route: see GET /v1/models, POST /v1/chat/completions and "
+                      "POST /v1/responses")
         return json_error(exc.status_code, error_body(detail, type_, None, code),
                           dict(exc.headers or {}))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.openai.wire import ChatCompletionRequest, ReflectionOptions
+from app.openai.wire import ReflectionOptions
 from app.settings import ReflectionSettings
 from llm.errors import InvalidRequest
 from loops.checklists import ChecklistSpec
@@ -16,16 +16,17 @@ from loops.trace import LoopTrace
 _STORED_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
-def skip_reason(req: ChatCompletionRequest, defaults: ReflectionSettings) -> str | None:
-    """Why the loop will not run for this request, or None when it will."""
-    opts = req.reflection or ReflectionOptions()
-    enabled = opts.enabled if opts.enabled is not None else defaults.enabled
+def skip_reason(opts: ReflectionOptions | None, defaults: ReflectionSettings, *, tools: bool,
+                json_output: str | None) -> str | None:
+    """Why the loop will not run for a request, or None when it will. `json_output` names the
+    field that asked for JSON (`response_format`, `text.format`), if one did."""
+    enabled = opts.enabled if opts is not None and opts.enabled is not None else defaults.enabled
     if not enabled:
         return "disabled"
-    if req.tools:
+    if tools:
         return "tools requested: the loop rewrites prose, not tool calls"
-    if req.response_format is not None and req.response_format.type != "text":
-        return "JSON response_format requested: the loop rewrites prose, not JSON"
+    if json_output:
+        return f"JSON {json_output} requested: the loop rewrites prose, not JSON"
     return None
 
 

@@ -134,10 +134,16 @@ class Reply:
 
 
 def forced_tool(req: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool this request calls: the one `tool_choice` names or requires, or under "auto"
+    the first one the last message names, when the user wrote it (a tool result answers)."""
     tools = [t.get("function") or {} for t in req.get("tools") or []]
     choice = req.get("tool_choice")
-    if not tools or choice in (None, "none", "auto"):
+    if not tools or choice == "none":
         return None
+    if choice in (None, "auto"):
+        last = (req.get("messages") or [{}])[-1]
+        said = text_of(last.get("content")) if last.get("role") == "user" else ""
+        return next((t for t in tools if t.get("name") and t["name"] in said), None)
     if choice == "required":
         return tools[0]
     name = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else None

@@ -1,8 +1,10 @@
-"""A closed-loop HTTP load generator for chat completions: N workers, fixed duration.
+"""A closed-loop HTTP load generator for chat completions or the Responses API: N workers,
+fixed duration.
 
 Run as its own process (`python -m bench.harness.loadgen`) so it never shares an event loop, or a
-GIL, with what it measures. Each worker sends POST /chat/completions back to back over a
-pooled keep-alive connection; a request counts when it finishes inside the measured window
+GIL, with what it measures. Each worker sends POST /chat/completions (or, with `--api
+responses`, the same request as POST /responses) back to back over a pooled keep-alive
+connection; a request counts when it finishes inside the measured window
 (after the warm-up), so throughput has no bias at the window's edges. It prints one JSON
 line: requests/s, latency percentiles, errors, and its own CPU use (near 1.0 means the
 generator, not the target, set the pace).
@@ -31,9 +33,21 @@ _MESSAGES = [
 ]
 
 
-def request_body(model: str, stream: bool) -> bytes:
-    body: dict[str, Any] = {"model": model, "messages": _MESSAGES, "max_tokens": 64,
-                            "temperature": 0.7}
+APIS = ("chat", "responses")
+# What a good answer holds: a plain body's key, and a stream's last event.
+_ANSWERED = {"chat": (b'"choices"', b"[DONE]"),
+             "responses": (b'"output"', b"event: response.completed")}
+
+
+def request_body(model: str, stream: bool, api: str = "chat") -> bytes:
+    if api == "responses":  # the same request: the system prompt as instructions
+        body: dict[str, Any] = {"model": model, "instructions": _MESSAGES[0]["content"],
+                                "input": _MESSAGES[1]["content"], "max_output_tokens": 64,
+                                "temperature": 0.7}
+        if stream:
+            body["stream"] = True
+        return orjson.dumps(body)
+    body = {"model": model, "messages": _MESSAGES, "max_tokens": 64, "temperature": 0.7}
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -42,8 +56,14 @@ def request_body(model: str, stream: bool) -> bytes:
 
 def chat_url(base: str) -> str:
     """`base` is an OpenAI base URL (…/v1) or already the chat completions URL."""
+    return api_url(base, "chat")
+
+
+def api_url(base: str, api: str) -> str:
+    """The route of `api` under an OpenAI base URL (…/v1), or `base` if it already is it."""
+    path = "/chat/completions" if api == "chat" else "/responses"
     base = base.rstrip("/")
-    return base if base.endswith("/chat/completions") else base + "/chat/completions"
+    return base if base.endswith(path) else base + path
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -71,8 +91,10 @@ class _Tally:
 
 
 async def _worker(session: aiohttp.ClientSession, url: str, body: bytes,
-                  headers: dict[str, str], stream: bool, tally: _Tally) -> None:
+                  headers: dict[str, str], stream: bool, tally: _Tally,
+                  answered: tuple[bytes, bytes]) -> None:
     perf = time.perf_counter
+    plain_mark, stream_end = answered
     while True:
         t0 = perf()
         if t0 >= tally.end:
@@ -82,14 +104,17 @@ async def _worker(session: aiohttp.ClientSession, url: str, body: bytes,
                 if stream:
                     first = None
                     tail = b""
+                    ended = False
                     async for data in resp.content.iter_any():
                         if first is None:
                             first = perf()
-                        tail = (tail + data)[-32:]
-                    ok = resp.status == 200 and tail.rstrip().endswith(b"[DONE]")
+                        window = tail + data
+                        ended = ended or stream_end in window
+                        tail = window[-64:]
+                    ok = resp.status == 200 and ended
                 else:
                     data = await resp.read()
-                    ok = resp.status == 200 and b'"choices"' in data
+                    ok = resp.status == 200 and plain_mark in data
                 t1 = perf()
             if not ok:
                 tally.error(f"HTTP {resp.status}")
@@ -106,21 +131,23 @@ async def _worker(session: aiohttp.ClientSession, url: str, body: bytes,
 
 async def run_load(url: str, *, concurrency: int, duration: float, warmup: float,
                    stream: bool = False, model: str = "fake-model",
-                   api_key: str | None = None, request_timeout: float = 30.0) -> dict[str, Any]:
+                   api_key: str | None = None, request_timeout: float = 30.0,
+                   api: str = "chat") -> dict[str, Any]:
     """Drive `url` (an OpenAI base URL) and return the figures of the measured window."""
     headers = {"content-type": "application/json"}
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=0, force_close=False,
                                      enable_cleanup_closed=False, ttl_dns_cache=None)
-    body = request_body(model, stream)
+    body = request_body(model, stream, api)
     cpu0 = time.process_time()
     now = time.perf_counter()
     tally = _Tally(start=now + warmup, end=now + warmup + duration)
     async with aiohttp.ClientSession(
             connector=connector, timeout=aiohttp.ClientTimeout(total=request_timeout),
             skip_auto_headers=("User-Agent", "Accept-Encoding"), auto_decompress=False) as s:
-        await asyncio.gather(*(_worker(s, chat_url(url), body, headers, stream, tally)
+        await asyncio.gather(*(_worker(s, api_url(url, api), body, headers, stream, tally,
+                                       _ANSWERED[api])
                                for _ in range(concurrency)))
     wall = time.perf_counter() - now
     lat = sorted(tally.latencies)
@@ -158,12 +185,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--stream", action="store_true")
     p.add_argument("--model", default="fake-model")
     p.add_argument("--api-key")
+    p.add_argument("--api", choices=APIS, default="chat", help="the route to drive")
     args = p.parse_args(argv)
     with asyncio.Runner(loop_factory=_new_loop) as runner:
         figures = runner.run(run_load(args.url, concurrency=args.concurrency,
                                       duration=args.duration, warmup=args.warmup,
                                       stream=args.stream, model=args.model,
-                                      api_key=args.api_key))
+                                      api_key=args.api_key, api=args.api))
     sys.stdout.write(json.dumps(figures) + "\n")
 
 

@@ -76,6 +76,9 @@ class Fake:
         return resp.json()
 
     def reset(self) -> None:
+        # A request an earlier test left behind (a 504 redraft gave up on, a dropped stream)
+        # would otherwise end after the reset and take the in-flight count below zero.
+        self.wait_for(lambda s: s["in_flight"] <= 0, seconds=10)
         self.control("reset")
         self.control("config", {"latency": 0, "chunk_delay": 0})
 
@@ -142,7 +145,7 @@ class Server:
             "REDRAFT_UPSTREAM_URL": upstream.base_url,
             "REDRAFT_DATA_DIR": str(data_dir),
             "REDRAFT_MODEL": MODEL,
-            "REDRAFT_API_KEYS": f"{API_KEY},{OTHER_KEY}",
+            "REDRAFT_API_KEYS": f"{API_KEY},other:{OTHER_KEY}",  # two namespaces
             "REDRAFT_ADMIN_KEY": ADMIN_KEY,
             "REDRAFT_LOG_LEVEL": "WARNING",
             "REDRAFT_SERVER_GRACEFUL_TIMEOUT": "1",
@@ -159,7 +162,7 @@ class Server:
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         self._wait_healthy()
 
-    def _wait_healthy(self, seconds: float = 30.0) -> None:
+    def _wait_healthy(self, seconds: float = 90.0) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -334,13 +334,17 @@ def test_mid_stream_drop_sends_one_error_event_then_done(passthrough: Server,
         ["", "This"], ["", "This", " is"])
 
 
+@pytest.mark.parametrize("route", ["chat", "responses"])
 @pytest.mark.parametrize("stream", [False, True])
 def test_client_disconnect_cancels_the_upstream_call(passthrough: Server, fake: Fake,
-                                                     stream: bool) -> None:
+                                                     stream: bool, route: str) -> None:
     fake.hang(1)
     started = time.monotonic()
     with passthrough.client(timeout=0.5) as c, pytest.raises(openai.APITimeoutError):
-        c.chat.completions.create(model=MODEL, messages=HELLO, stream=stream)
+        if route == "chat":
+            c.chat.completions.create(model=MODEL, messages=HELLO, stream=stream)
+        else:
+            c.responses.create(model=MODEL, input=HELLO[0]["content"], stream=stream)
 
     stats = fake.wait_for(lambda s: s["disconnects"] == 1 and s["in_flight"] == 0)
     assert stats["disconnects"] == 1

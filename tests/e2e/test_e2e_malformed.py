@@ -73,10 +73,11 @@ def test_malformed_body_is_a_400_naming_the_field(passthrough: Server, fake: Fak
     assert fake.chat_requests() == 0
 
 
+@pytest.mark.parametrize("path", ["/chat/completions", "/responses"])
 @pytest.mark.parametrize(("raw", "status"), RAW, ids=["not-json", "empty", "5MB"])
 def test_unreadable_body_is_an_error_object(passthrough: Server, fake: Fake, raw: bytes,
-                                            status: int) -> None:
-    resp = httpx.post(passthrough.base_url + "/chat/completions", content=raw, timeout=30,
+                                            status: int, path: str) -> None:
+    resp = httpx.post(passthrough.base_url + path, content=raw, timeout=30,
                       headers={"Authorization": f"Bearer {API_KEY}",
                                "Content-Type": "application/json"})
     check_error(resp, (status,))

@@ -227,6 +227,7 @@ async def test_a_loop_cancelled_mid_way_is_not_recorded(model):
     from app.http.auth import Principal
     from app.http.metrics import Metrics
     from app.openai.chat_service import ChatService
+    from app.openai.loop_service import LoopService
     from app.openai.wire import ChatCompletionRequest
     from app.settings import ReflectionSettings
     from llm.types import ChatParams
@@ -252,8 +253,8 @@ async def test_a_loop_cancelled_mid_way_is_not_recorded(model):
     repo = Repo()
     provider = ChecklistProvider(backend, ChatParams(), PackLibrary(), MemoryChecklistCache(), repo)
     loop = ReflectionLoop(backend, backend, provider, judge_params=ChatParams())
-    service = ChatService(backend, Metrics(), "tiny", loop=loop, recorder=repo,
-                          defaults=ReflectionSettings())
+    service = ChatService(LoopService(backend, Metrics(), "tiny", loop=loop, recorder=repo,
+                                      defaults=ReflectionSettings()))
     req = ChatCompletionRequest.model_validate(
         {"messages": MSG, "reflection": {"checklist": PACK, "max_rounds": 5, "threshold": 1.0}})
     task = asyncio.ensure_future(service.complete(req, Principal("k", "default", False)))

@@ -24,12 +24,15 @@ def test_a_short_run_prints_one_json_line_and_stops_its_servers() -> None:
     lines = proc.stdout.splitlines()
     assert len(lines) == 1
     result = json.loads(lines[0])
-    for side in ("direct", "through"):
+    for side in ("direct", "through", "through_responses"):
         for level in ("c1", "c4"):
             assert result[side][level]["errors"] == 0
             assert result[side][level]["requests"] > 0
     assert result["through"]["c4"]["cpu_ms_per_req"]["proxy"] > 0
+    assert result["through_responses"]["c4"]["cpu_ms_per_req"]["proxy"] > 0
     assert "added_p50_ms_c1" in result and "ratio_rps_c4" in result
+    assert result["responses_vs_chat_rps_c4"] == round(
+        result["through_responses"]["c4"]["rps"] / result["through"]["c4"]["rps"], 3)
     # Both servers are gone once the benchmark returns.
     ports = [int(p) for p in re.findall(r"(?:upstream|through): http://127\.0\.0\.1:(\d+)",
                                         proc.stderr)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from store.db import make_engine, make_sessionmaker
 from store.group_commit import LoopWriter
 from store.loops import LoopRepository
@@ -18,11 +20,12 @@ def record(bad: bool = False) -> LoopRecord:
     return LoopRecord(namespace="n", model="m", backend="b", request={}, candidates=candidates)
 
 
-async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlite_url):
-    engine = make_engine(sqlite_url)
+async def counted_repo(url: str) -> tuple[LoopRepository, list[int], AsyncEngine]:
+    """A loop repository on a migrated `url` that notes the size of every batch it writes."""
+    engine = make_engine(url)
     await upgrade(engine)
     repo = LoopRepository(make_sessionmaker(engine))
-    batches = []
+    batches: list[int] = []
     real = repo.save_many
 
     async def counting(records):
@@ -30,6 +33,11 @@ async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlit
         await real(records)
 
     repo.save_many = counting  # type: ignore[method-assign]
+    return repo, batches, engine
+
+
+async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlite_url):
+    repo, batches, engine = await counted_repo(sqlite_url)
     writer = LoopWriter(repo)
     good = [record() for _ in range(20)]
     bad = record(bad=True)
@@ -42,5 +50,19 @@ async def test_batched_saves_commit_good_loops_and_reject_only_the_bad_one(sqlit
         loaded = await repo.get(r.id)
         assert loaded is not None and len(loaded.candidates) == 1
     assert await repo.get(bad.id) is None
+    await writer.aclose()
+    await engine.dispose()
+
+
+async def test_a_window_gathers_records_that_arrive_apart_into_one_batch(sqlite_url):
+    repo, batches, engine = await counted_repo(sqlite_url)
+    writer = LoopWriter(repo, window=0.2)
+    done = []
+    for _ in range(5):  # one every 10 ms, none waiting for its commit
+        done.append(writer.enqueue(record()))
+        await asyncio.sleep(0.01)
+    assert not any(d.done() for d in done)
+    await asyncio.wait(done)
+    assert batches == [5]
     await writer.aclose()
     await engine.dispose()

@@ -14,7 +14,7 @@ from store import LoopRecord, Store, make_engine, ping
 from store.migrate import current, current_revision, downgrade, head, upgrade
 from store.models import Base
 
-TABLES = {"loops", "candidates", "checklists", "experiences"}
+TABLES = {"loops", "candidates", "checklists", "experiences", "responses", "response_items"}
 
 
 async def _tables(url: str) -> set[str]:

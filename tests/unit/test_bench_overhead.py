@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from bench.fakes.upstream import run_in_thread
-from bench.harness.loadgen import percentile, run_load
+from bench.harness.loadgen import api_url, percentile, request_body, run_load
 from bench.overhead import TARGETS, _summary
 
 
@@ -62,3 +63,27 @@ def test_summary_compares_through_with_direct_against_the_targets() -> None:
     results["through"]["c32"] = _phase(1200, 25.0, errors=3)  # fast but failing is not met
     results["through"]["c1"] = _phase(200, 4.0)
     assert _summary(results, [1, 32])["met"] == {"rps_c32": False, "added_p50_ms_c1": False}
+
+
+def test_summary_sets_the_responses_route_beside_chat() -> None:
+    results = {"direct": {"c32": _phase(9000, 3.0)}, "through": {"c32": _phase(1200, 25.0)},
+               "through_responses": {"c32": _phase(1000, 30.0)}}
+    out = _summary(results, [32])
+    assert out["responses_vs_chat_rps_c32"] == pytest.approx(1000 / 1200, abs=1e-3)
+    assert out["responses_added_p50_ms_c32"] == pytest.approx(27.0)
+    assert out["met"]["responses_vs_chat_rps_c32"] is True
+    results["through_responses"]["c32"] = _phase(900, 30.0)  # 75 % of chat's
+    assert _summary(results, [32])["met"]["responses_vs_chat_rps_c32"] is False
+    assert "responses_vs_chat_rps_c32" not in _summary(
+        {k: v for k, v in results.items() if k != "through_responses"}, [32])
+
+
+def test_the_responses_request_is_the_chat_request() -> None:
+    chat = orjson.loads(request_body("m", True))
+    responses = orjson.loads(request_body("m", True, "responses"))
+    assert responses["instructions"] == chat["messages"][0]["content"]
+    assert responses["input"] == chat["messages"][1]["content"]
+    assert (responses["max_output_tokens"], responses["temperature"], responses["stream"]) == (
+        chat["max_tokens"], chat["temperature"], True)
+    assert api_url("http://h/v1/", "responses") == "http://h/v1/responses"
+    assert api_url("http://h/v1/chat/completions", "chat") == "http://h/v1/chat/completions"

@@ -133,7 +133,7 @@ async def test_the_service_honours_the_remember_concurrency_setting(monkeypatch,
     monkeypatch.setenv("REDRAFT_MEMORY_REMEMBER_CONCURRENCY", "2")
     services = await open_services(load_settings(), backend=ScriptedBackend(model="tiny"))
     try:
-        chat = services.chat
+        chat = services.loop_service
         assert chat.max_remembering == 2
         release = asyncio.Event()
         for _ in range(5):

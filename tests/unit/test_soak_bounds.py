@@ -9,14 +9,14 @@ import pytest
 
 import memory.embedders as embedders
 from app.http.metrics import Metrics
-from app.openai.chat_service import ChatService
+from app.openai.loop_service import LoopService
 from bench.soak import parse_mix, trend
 from llm.scripted import ScriptedBackend
 
 
 async def test_remembering_past_the_cap_is_skipped_and_counted() -> None:
     metrics = Metrics()
-    chat = ChatService(ScriptedBackend(model="tiny"), metrics, "tiny", max_remembering=3)
+    chat = LoopService(ScriptedBackend(model="tiny"), metrics, "tiny", max_remembering=3)
     release = asyncio.Event()
     started = 0
 
