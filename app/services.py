@@ -115,7 +115,8 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
     if memory is not None:
         m = settings.memory
         step = MemoryStep(memory, judge, backend, judge_params, k=m.recall_k,
-                          select_max=m.select_max, margin=m.remember_margin)
+                          select_max=m.select_max, margin=m.remember_margin,
+                          floor=m.recall_floor)
     loop = ReflectionLoop(backend, judge, provider, judge_params=judge_params, memory=step,
                           retries=reflection.retries)
     admin = settings.admin.key.get_secret_value() if settings.admin.key else None

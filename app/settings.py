@@ -140,6 +140,10 @@ class MemorySettings(BaseModel):
     approximate_from: int = Field(20_000, ge=100, description="vectors before IVF replaces exact")
     recall_k: int = Field(5, ge=1, le=50)
     select_max: int = Field(2, ge=1, le=5)
+    # Cosine under which a recalled experience is not even offered to the selector: the cut
+    # that keeps 95% of unrelated WritingBench task pairs out for the bundled MiniLM
+    # (`python -m bench.memory_floor`); measure again for another embedder.
+    recall_floor: float = Field(0.3, ge=-1, le=1)
     remember_margin: float = Field(0.05, ge=0, le=1, description="score gain worth remembering")
     duplicate_key: float = Field(0.95, ge=0, le=1)
     duplicate_text: float = Field(0.90, ge=0, le=1)

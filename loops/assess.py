@@ -29,7 +29,8 @@ from loops.reflection import (
 )
 from loops.trace import Reflection
 from rubrics.checklist import Checklist, Evaluation, name_key
-from rubrics.evaluate import Judged, evaluate, joint_schema
+from rubrics.evaluate import Judged, evaluate, flag_unquoted, joint_schema
+from rubrics.evidence import retry_note
 from rubrics.schemas import EVIDENCE_CHARS, array, clip, obj, text
 
 
@@ -94,20 +95,28 @@ class Assessor:
 
     async def _fused(self, query: Sequence[Message], text: str,
                      checklist: Checklist) -> Assessment:
+        held: list[tuple[Evaluation, Reflection | None]] = []  # evidence not quoted: re-asked
+
         def accept(out: AssessOut) -> tuple[Evaluation, Reflection | None]:
             critique = None
             if out.items:
                 critique = to_reflection(ReflectionOut(summary=out.summary, items=out.items),
                                          checklist)
-            return scores_to_evaluation(out.scores, checklist), critique
+            evaluation, unquoted = flag_unquoted(scores_to_evaluation(out.scores, checklist),
+                                                 text)
+            if unquoted and not held:
+                held.append((evaluation, critique))
+                raise AnswerInvalid(retry_note(unquoted))
+            return evaluation, critique
 
         answer = await ask(self.judge, assess_messages(query, text, checklist),
                            for_schema(self.params),
                            AssessOut, accept, retries=self.retries,
                            schema=assess_schema(checklist))
-        if answer.value is None:
+        value = answer.value if answer.value is not None else (held[0] if held else None)
+        if value is None:
             return Assessment(None, None, answer.usage, answer.calls)
-        evaluation, critique = answer.value
+        evaluation, critique = value
         return Assessment(evaluation, critique, answer.usage, answer.calls)
 
     async def reflect(self, query: Sequence[Message], text: str, checklist: Checklist,

@@ -24,16 +24,18 @@ from typing import Any, Protocol
 from llm.base import Backend
 from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
+from loops.answer import scaffolding
 from loops.assess import Assessor
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.holistic import RESOLVED as HOLISTIC
 from loops.holistic import HolisticAssessor
 from loops.options import LoopOptions
-from loops.prompting import Attempt
-from loops.rewrite import rewrite
+from loops.prompting import Attempt, render_history
+from loops.rewrite import render_reflection, rewrite
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checklist import Checklist
-from store.ids import new_id
+from rubrics.conversation import target_text
+from store.records import new_id
 
 log = logging.getLogger(__name__)
 
@@ -180,9 +182,11 @@ class ReflectionLoop:
             return None
         text, completion = revised
         run.ledger.add("memory", completion.usage, seconds=self.clock() - t0)
+        lessons = "\n".join(s.hit.experience.text for s in recalled.selected)
+        leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{y0.text}", lessons))
         return Candidate(0, 0, "memory_rewrite", text, usage=completion.usage,
                          latency_ms=(self.clock() - t0) * 1000,
-                         finish_reason=completion.finish_reason)
+                         finish_reason=completion.finish_reason, scaffolding=leaks)
 
     async def _apply_memory(self, run: _Run, revising: asyncio.Future[Any], y0: Candidate,
                             experiences: dict[str, Any]) -> tuple[Candidate, bool]:
@@ -279,10 +283,12 @@ class ReflectionLoop:
         text, completion = await rewrite(self.writer, run.query, parent.text, critique,
                                          run.params, list(history))
         run.ledger.add("rewrite", completion.usage, seconds=self.clock() - t0)
+        leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}",
+                                  f"{render_reflection(critique)}\n{render_history(history)}"))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
-                          finish_reason=completion.finish_reason)
-        await run.event("rewritten", round=t)
+                          finish_reason=completion.finish_reason, scaffolding=leaks)
+        await run.event("rewritten", round=t, scaffolding=len(leaks))
         return await self._evaluate(run, child, want_reflection)
 
     async def _evaluate(self, run: _Run, cand: Candidate, want_reflection: bool,
@@ -305,9 +311,14 @@ class ReflectionLoop:
 
 
 def _best(candidates: Sequence[Candidate]) -> Candidate:
-    """The highest-scoring evaluated candidate; the earliest wins a tie; the draft if none."""
+    """The highest-scoring evaluated candidate; the earliest wins a tie; the draft if none.
+    A text that repeats the loop's scaffolding loses to any that does not, whatever the
+    judge gave it: a small judge scores copied rubric text high."""
     best = candidates[0]
     for cand in candidates[1:]:
-        if cand.score is not None and (best.score is None or cand.score > best.score):
+        if cand.score is None:
+            continue
+        if best.score is None or (not cand.scaffolding, cand.score) > (not best.scaffolding,
+                                                                        best.score):
             best = cand
     return best

@@ -19,8 +19,9 @@ from typing import Any
 
 from llm.base import Backend
 from llm.types import ChatParams, Completion, Message, Usage
+from loops.answer import clean_answer
 from loops.prompting import template
-from loops.rewrite import clean_rewrite, revision_messages
+from loops.rewrite import revision_messages
 from loops.trace import LoopTrace
 from memory.bank import Hit, MemoryBank
 from memory.recollect import Selected, select, summarise, task_key
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 
 RECALL_CHARS = 2000  # of the request's text, embedded to search the bank
+RECALL_FLOOR = 0.3  # cosine; measured by bench.memory_floor for the bundled MiniLM
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,7 @@ class Recalled:
 class MemoryStep:
     def __init__(self, bank: MemoryBank, judge: Backend, writer: Backend,
                  judge_params: ChatParams, *, k: int = 5, select_max: int = 2,
-                 margin: float = 0.05, retries: int = 1) -> None:
+                 margin: float = 0.05, retries: int = 1, floor: float = RECALL_FLOOR) -> None:
         self.bank = bank
         self.judge = judge
         self.writer = writer
@@ -63,10 +65,14 @@ class MemoryStep:
         self.select_max = select_max
         self.margin = margin
         self.retries = retries
+        self.floor = floor
 
     async def recall(self, query: Sequence[Message], namespace: str) -> Recalled:
         text = recall_text(query)
-        hits = await self.bank.recall(text, namespace, self.k, count=False)
+        # An experience from a task this far from the request does not apply to it: it is
+        # not offered to the selector (a small selector keeps whatever it is shown).
+        hits = [h for h in await self.bank.recall(text, namespace, self.k, count=False)
+                if h.score >= self.floor]
         # The counter write is no reason to keep the selection call waiting.
         (chosen, usage, calls), _ = await asyncio.gather(
             select(self.judge, query, hits, self.judge_params, self.select_max, self.retries),
@@ -82,7 +88,11 @@ class MemoryStep:
         request = template("memory_rewrite").substitute(lessons=lessons)
         completion = await self.writer.chat(revision_messages(query, draft, request),
                                             params.with_(n=1))
-        return clean_rewrite(completion.text), completion
+        text = clean_answer(completion.text, draft.lstrip().startswith("```"))
+        if replaces_task(text, draft, target_text(query)):
+            log.info("memory rewrite dropped: it changed the task's form")
+            return None
+        return text, completion
 
     async def after_loop(self, trace: LoopTrace, namespace: str) -> ExperienceRecord | None:
         """Count the use of selected experiences; remember this loop if it taught something."""
@@ -112,6 +122,15 @@ class MemoryStep:
             return False
         gain = trace.answer.score - scores[0]
         return gain >= self.margin or (trace.stop_reason == "threshold" and gain > 0)
+
+
+def replaces_task(text: str, draft: str, request: str) -> bool:
+    """Whether a memory rewrite turned the answer into another kind of output: JSON where
+    neither the draft nor the request has any (a lesson from a JSON task applied to prose).
+    A lesson may change how the answer is written, never what it answers."""
+    def json_like(s: str) -> bool:
+        return s.lstrip().startswith(("{", "[", "```json"))
+    return json_like(text) and not json_like(draft) and "json" not in request.lower()
 
 
 def recall_text(query: Sequence[Message]) -> str:

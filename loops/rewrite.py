@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from llm.base import Backend
 from llm.types import ChatParams, Completion, Message
+from loops.answer import clean_answer
 from loops.prompting import Attempt, language_rule, render_history, template
 from loops.trace import Reflection
 from rubrics.conversation import message_text, target_text
-
-_PREFACE = re.compile(r"^\s*(here is|here's|below is|revised (answer|text|version))[^\n]*:\s*\n",
-                      re.IGNORECASE)
-_FENCED = re.compile(r"^\s*```[a-zA-Z]*\n(.*)\n```\s*$", re.DOTALL)
 
 
 def render_reflection(reflection: Reflection) -> str:
@@ -24,15 +20,6 @@ def render_reflection(reflection: Reflection) -> str:
             lines.append(f"  evidence: \"{item.evidence}\"")
         lines.extend(f"  * {action}" for action in item.actions)
     return "\n".join(lines)
-
-
-def clean_rewrite(text: str, original_fenced: bool = False) -> str:
-    """Strip a chatty preface or a fence the model wrapped around the whole answer."""
-    text = _PREFACE.sub("", text, count=1)
-    fenced = _FENCED.match(text)
-    if fenced and not original_fenced:
-        text = fenced.group(1)
-    return text.strip()
 
 
 def revision_messages(query: Sequence[Message], text: str, request: str) -> list[Message]:
@@ -59,4 +46,4 @@ async def rewrite(backend: Backend, query: Sequence[Message], text: str, reflect
     request = template("rewrite").substitute(reflection=render_reflection(reflection),
                                              history=render_history(history))
     completion = await backend.chat(revision_messages(query, text, request), params.with_(n=1))
-    return clean_rewrite(completion.text, text.lstrip().startswith("```")), completion
+    return clean_answer(completion.text, text.lstrip().startswith("```")), completion

@@ -50,6 +50,7 @@ class Candidate:
     usage: Usage = Usage()
     latency_ms: float = 0.0
     finish_reason: str | None = None
+    scaffolding: tuple[str, ...] = ()      # loop machinery the text repeats (loops.answer)
 
 
 @dataclass

@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal, TypeVar
 
 from pydantic import Field
@@ -23,7 +24,7 @@ from llm.types import ChatParams, Message, Usage
 from rubrics.checklist import ANY, Checklist, Limits, name_key
 from rubrics.conversation import detect_language, render_conversation, target_text
 from rubrics.packs import PackLibrary
-from rubrics.repair import repair_checklist
+from rubrics.repair import prompt_runs, repair_checklist, specific_bands
 from rubrics.schemas import (
     LINE_CHARS,
     NAME_CHARS,
@@ -34,7 +35,7 @@ from rubrics.schemas import (
     one_of,
     text,
 )
-from rubrics.templates import render
+from rubrics.templates import fixed_text, render
 
 log = logging.getLogger(__name__)
 
@@ -141,19 +142,26 @@ class _Task:
     def checklist(self, dims: Sequence[RubricDimension]) -> Checklist:
         """The rubric with ranges from the fixed step: band k covers (k-1)*step+1 .. k*step.
 
-        Names are made distinct and blank band descriptions named by their place: what no
-        schema can require is repaired here rather than retried."""
+        Names are made distinct, and blank, generic, repeated or prompt-copied bands and
+        repeated rationales rewritten from their dimension: what no schema can require is
+        repaired here rather than retried."""
         names = distinct_names([d.name for d in dims])
         raw = {"dimensions": [{
             "name": name, "description": clip(d.description, LINE_CHARS),
             "rationale": clip(d.rationale, LINE_CHARS),
             "bands": [{"low": k * self.step + 1, "high": (k + 1) * self.step,
-                       "description": clip(band, LINE_CHARS) or f"{name}: band {k + 1} of "
-                                                                  f"{len(d.bands)}"}
+                       "description": clip(band, LINE_CHARS)}
                       for k, band in enumerate(d.bands)],
         } for name, d in zip(names, dims, strict=True)]}
+        specific_bands(raw["dimensions"], _prompt_runs())
         return repair_checklist(raw, limits=self.limits, source="generated",
                                 language=self.language)
+
+
+@cache
+def _prompt_runs() -> frozenset[tuple[str, ...]]:
+    return prompt_runs(fixed_text("coder_system", "open_coding", "axial_coding",
+                                  "selective_coding", "fused_coding"))
 
 
 def _distinct(items: Sequence[M], least: int, what: str) -> list[M]:

@@ -31,6 +31,7 @@ from llm.structured import (
 from llm.types import ChatParams, Message, Usage
 from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
 from rubrics.conversation import render_conversation
+from rubrics.evidence import FLAG, quoted, retry_note
 from rubrics.schemas import EVIDENCE_CHARS, integer, obj, text
 from rubrics.templates import render
 
@@ -124,10 +125,38 @@ def _read_joint(text: str, pending: Sequence[Dimension]) -> tuple[list[Dimension
         missing, ensure_ascii=False)
 
 
+def _check_quotes(scored: list[DimensionScore], text: str,
+                  held: dict[str, DimensionScore]) -> tuple[list[DimensionScore], list[str]]:
+    """Scores whose evidence is not in `text` are held back to be re-asked once (their names
+    come second); re-asked ones are kept, their evidence flagged."""
+    kept, again = [], []
+    for score in scored:
+        if quoted(score.evidence, text):
+            kept.append(score)
+        elif score.name in held:
+            kept.append(_flagged(score))
+        else:
+            held[score.name] = score
+            again.append(score.name)
+    return kept, again
+
+
+def _flagged(score: DimensionScore) -> DimensionScore:
+    return score.model_copy(update={"evidence": FLAG + score.evidence})
+
+
+def flag_unquoted(evaluation: Evaluation, text: str) -> tuple[Evaluation, list[str]]:
+    """The evaluation with every evidence that is not from `text` flagged, and their names."""
+    names = [s.name for s in evaluation.scores if not quoted(s.evidence, text)]
+    scores = tuple(_flagged(s) if s.name in names else s for s in evaluation.scores)
+    return Evaluation(scores=scores), names
+
+
 async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist: Checklist,
                  params: ChatParams, retries: int) -> tuple[dict[str, DimensionScore], Usage, int]:
     pending = list(checklist.dimensions)
     found: dict[str, DimensionScore] = {}
+    held: dict[str, DimensionScore] = {}  # scored without a quote, re-asked
     usage, calls = Usage(), 0
     messages = judge_messages(query, checklist, render(
         "judge_joint", scoring=render("judge_scoring").strip(), text=text))
@@ -139,12 +168,19 @@ async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist:
             continue
         usage += completion.usage
         scored, error = _read_joint(completion.text, pending)
+        scored, again = _check_quotes(scored, text, held)
+        if again:
+            missing = [d.name for d in pending
+                       if d.name not in again and all(d.name != s.name for s in scored)]
+            error = "; ".join([*([error] if missing else []), retry_note(again)])
         found.update((s.name, s) for s in scored)
         pending = [d for d in pending if d.name not in found]
         if not pending:
             break
         messages = [*messages, {"role": "assistant", "content": completion.text},
                     {"role": "user", "content": RETRY.format(error=error)}]
+    for name, score in held.items():  # the re-ask never came back: the first answer, flagged
+        found.setdefault(name, _flagged(score))
     return found, usage, calls
 
 
@@ -160,11 +196,22 @@ async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
         messages = system_user(render("judge_system"), render(
             "judge_dimension", conversation=conversation, text=text,
             criterion=render_dimension(dim), low=dim.scale_min, high=dim.scale_max))
+        held: list[DimensionScore] = []  # scored without a quote: re-asked once
+
+        def accept(judged: Judged) -> DimensionScore:
+            score = dim.scored(judged.score, _evidence(judged.evidence))
+            if quoted(score.evidence, text):
+                return score
+            if held:
+                return _flagged(score)
+            held.append(_flagged(score))
+            raise AnswerInvalid(retry_note([dim.name]))
+
         async with semaphore:
-            answer = await ask(judge, messages, params, Judged,
-                               lambda j: dim.scored(j.score, _evidence(j.evidence)),
+            answer = await ask(judge, messages, params, Judged, accept,
                                retries=retries, schema=judged_schema(dim))
-        return answer.value, answer.usage, answer.calls
+        value = answer.value if answer.value is not None else (held[0] if held else None)
+        return value, answer.usage, answer.calls
 
     tasks = [asyncio.ensure_future(one(d)) for d in checklist.dimensions]
     try:

@@ -2,13 +2,16 @@
 
 Obvious: bands out of order, small gaps or overlaps between them, bands that stop short of
 the scale, duplicate or empty dimensions, too many dimensions. Not obvious, so raised for a
-retry: no usable dimensions, too few of them, too few or too many bands.
+retry: no usable dimensions, too few of them, too few or too many bands. Generated bands that
+say nothing about their dimension (a place on the scale, a repeat, a piece of the prompt) are
+rewritten from the dimension's own description (`specific_bands`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +28,7 @@ from rubrics.checklist import (
 )
 
 Scale = tuple[int, int]
+SHINGLE_WORDS = 6  # a run this long copied from the agents' prompt is no band description
 
 
 def repair_checklist(raw: Any, *, limits: Limits = ANY, scale: Scale | None = None,
@@ -143,3 +147,70 @@ def repair_bands(raw: Any, scale: Scale | None = None) -> list[dict[str, Any]]:
     if scale is not None and fixed:
         fixed[0][0], fixed[-1][1] = scale
     return [{"low": lo, "high": hi, "description": text} for lo, hi, text in fixed]
+
+
+# A band "description" that names only its place on the scale says nothing about the
+# dimension: what small models write when they copy the prompt's example.
+_GENERIC_BAND = re.compile(
+    r"^\W*(?:the\s+)?(?:(?:very\s+)?(?:lowest|lower|low|bottom|middle|mid|medium|moderate|"
+    r"average|higher|high|highest|top|first|second|third|fourth|fifth|last|best|worst|poor|"
+    r"fair|good|excellent|weak|strong)\s*(?:-?\s*band|level|score|tier)?|band\s*\d+(?:\s*of\s*\d+)?"
+    r"|\.\.\.|…|n/?a|none|tbd)\W*$", re.IGNORECASE)
+_LEVELS = ("does not meet it at all", "meets it only in small part", "meets about half of it",
+           "meets most of it", "meets it fully")
+
+
+def generic_band(text: str, prompt_runs: frozenset[tuple[str, ...]] = frozenset()) -> bool:
+    """Whether a band description is generic: only a place on the scale, fewer than three
+    words, or a run of `SHINGLE_WORDS` words copied from the prompt (`prompt_runs`)."""
+    words = _words(text)
+    if _GENERIC_BAND.match(text.strip()) or len(words) < 3:
+        return True
+    return any(tuple(words[i:i + SHINGLE_WORDS]) in prompt_runs
+               for i in range(len(words) - SHINGLE_WORDS + 1))
+
+
+def specific_bands(dimensions: list[dict[str, Any]],
+                   prompt_runs: frozenset[tuple[str, ...]] = frozenset()) -> int:
+    """Rewrite, in place, every generic band and every band repeated within its dimension or
+    across dimensions as what that band of that dimension looks like (its level against the
+    dimension's own description); give a rationale repeated from an earlier dimension the
+    dimension's description instead. Returns how many bands were rewritten."""
+    seen_bands: set[str] = set()
+    seen_rationales: set[str] = set()
+    fixed = 0
+    for dim in dimensions:
+        bands = dim.get("bands") or []
+        focus = (_text(dim.get("description")) or _text(dim.get("name"))).rstrip(".")
+        for k, band in enumerate(bands):
+            text = _text(band.get("description"))
+            key = " ".join(_words(text))
+            if generic_band(text, prompt_runs) or key in seen_bands:
+                band["description"] = _level_text(k, len(bands), focus)
+                key = " ".join(_words(band["description"]))
+                fixed += 1
+            seen_bands.add(key)
+        rationale = " ".join(_words(_text(dim.get("rationale"))))
+        if rationale and rationale in seen_rationales:
+            dim["rationale"] = f"It decides whether the response {focus[:1].lower()}{focus[1:]}."
+        seen_rationales.add(" ".join(_words(_text(dim.get("rationale")))))
+    return fixed
+
+
+def _level_text(k: int, count: int, focus: str) -> str:
+    level = _LEVELS[round(k * (len(_LEVELS) - 1) / max(1, count - 1))]
+    return f"The response {level}: {focus[:1].lower()}{focus[1:]}."
+
+
+def prompt_runs(*texts: str) -> frozenset[tuple[str, ...]]:
+    """Every run of `SHINGLE_WORDS` words in `texts` (the prompts the coding agents saw)."""
+    runs: set[tuple[str, ...]] = set()
+    for text in texts:
+        words = _words(text)
+        runs.update(tuple(words[i:i + SHINGLE_WORDS])
+                    for i in range(len(words) - SHINGLE_WORDS + 1))
+    return frozenset(runs)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())

@@ -20,3 +20,10 @@ def _template(name: str) -> Template:
 def render(name: str, **values: object) -> str:
     """The template filled in; a missing value raises KeyError rather than leaking `$name`."""
     return _template(name).substitute({k: str(v) for k, v in values.items()})
+
+
+@cache
+def fixed_text(*names: str) -> str:
+    """The templates' own words, placeholders left out: what a model copying its prompt
+    copies."""
+    return "\n".join(_template(n).template.replace("$", " ") for n in names)

@@ -218,7 +218,7 @@ class WriterResponder:
         turns = [(m.get("role"), _content(m)) for m in messages[:-1]]
         current = next((c for r, c in reversed(turns) if r == "assistant"), "").strip()
         request = next((c for r, c in reversed(turns) if r == "user"), prompt)
-        reflection = _between(prompt, "## The reflection\n", "\n\n## Earlier rounds")
+        reflection = _between(prompt, "What to change:\n", "\n\nEarlier rounds")
         dim = next((line[2:].split(":", 1)[0] for line in reflection.splitlines()
                     if line.startswith("- ")), "the weakest point")
         revision = current.count(REVISION_MARK) + 1

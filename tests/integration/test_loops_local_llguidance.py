@@ -140,7 +140,7 @@ async def test_loops_with_memory_finish_without_degrading_or_a_retry(local, tmp_
             text="Lead with the news, then one concrete detail.", embedding_model="unset",
             score_trajectory=(0.4, 0.8)))
         model = Recorded(local)
-        step = MemoryStep(bank, model, model, PARAMS, k=1)
+        step = MemoryStep(bank, model, model, PARAMS, k=1, floor=-1.0)  # hashing vectors
         loop = ReflectionLoop(model, model, User(), judge_params=PARAMS, memory=step)  # type: ignore[arg-type]
         for evaluation in ("joint", "per_dimension"):
             options = LoopOptions(max_rounds=1, threshold=1.0, evaluation=evaluation)

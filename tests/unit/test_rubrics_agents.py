@@ -11,6 +11,7 @@ from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
 from rubrics.agents import build_checklist
 from rubrics.packs import PackLibrary
+from rubrics.repair import generic_band
 from rubrics.schemas import strict_problems
 from rubrics.templates import render
 
@@ -116,8 +117,14 @@ async def test_obvious_faults_are_repaired_without_a_retry():
     assert [d.name for d in ck.dimensions] == NAMES
     tone, call = ck.dimension("Tone"), ck.dimension("Call to action")
     assert tone.bands[0].description == "Tone level 0"
-    assert call.bands[0].description == "tone  level 0" and call.rationale == "why tone"
-    assert call.bands[1].description == "Call to action: band 2 of 4"
+    # The spare rubric's bands and rationale repeat Tone's, and one band is blank: each is
+    # rewritten from this dimension's description.
+    assert call.rationale == "It decides whether the response checks tone."
+    assert [b.description for b in call.bands] == [
+        "The response does not meet it at all: checks tone.",
+        "The response meets it only in small part: checks tone.",
+        "The response meets most of it: checks tone.",
+        "The response meets it fully: checks tone."]
 
 
 async def test_blank_and_repeated_names_are_made_distinct_instead_of_retried():
@@ -166,3 +173,41 @@ async def test_fused_mode_is_one_call():
     assert (dims["minItems"], dims["maxItems"]) == (4, 8)
     d = built.checklist.dimensions[0]
     assert [(b.low, b.high) for b in d.bands] == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]
+
+
+# Band lists a real model wrote: SmolLM2-135M-Instruct and a 1.5B instruct model copied the
+# prompt's example bands; the 1.5B model gave three of four dimensions one rationale.
+GENERIC = ["lowest band", "middle band", "highest band"]
+
+
+async def test_generic_repeated_and_prompt_copied_bands_and_repeated_rationales_are_rewritten():
+    dims = rubric(["Length constraint", "Tone", "Product facts", "Audience fit"], bands=3)
+    for d in dims[:3]:
+        d["bands"] = list(GENERIC)
+        d["rationale"] = "This dimension is important for the quality of the response."
+    dims[3]["bands"] = ["Severely missing", "Each is described by observable evidence in the "
+                        "response", "Names two teen uses of the kettle"]
+    backend = ScriptedBackend([open_answer(), axial_answer(
+        ["Length constraint", "Tone", "Product facts", "Audience fit"]),
+        json.dumps({"dimensions": dims})])
+    built = await build_checklist(backend, ENGLISH, PARAMS)
+    ck = built.checklist
+    bands = [b.description for d in ck.dimensions for b in d.bands]
+    assert not any(generic_band(b) for b in bands) and len(set(bands)) == len(bands)
+    assert ck.dimensions[0].bands[0].description == (
+        "The response does not meet it at all: checks Length constraint.")
+    assert ck.dimensions[3].bands[2].description == "Names two teen uses of the kettle"
+    assert "observable evidence" not in ck.dimensions[3].bands[1].description
+    assert len({d.rationale for d in ck.dimensions}) == 4
+
+
+@pytest.mark.parametrize("text", ["lowest band", "Middle band.", "band 2 of 4", "...", "good",
+                                  "Highest", "top tier"])
+def test_a_band_naming_only_its_place_is_generic(text):
+    assert generic_band(text)
+
+
+@pytest.mark.parametrize("text", ["States the opening time and the reason",
+                                  "Over 150 words or under 90", "No call to action at all"])
+def test_a_band_saying_what_the_response_shows_is_not_generic(text):
+    assert not generic_band(text)

@@ -12,6 +12,7 @@ from llm.scripted import ScriptedBackend
 from llm.types import ChatParams, Completion
 from rubrics.checklist import Checklist
 from rubrics.evaluate import Judged, evaluate
+from rubrics.evidence import FLAG, quoted
 
 PARAMS = ChatParams(model="judge", n=2)
 QUERY = [{"role": "user", "content": "Write a haiku about autumn rain."}]
@@ -40,14 +41,14 @@ async def test_joint_scores_every_dimension_in_one_call():
     backend = ScriptedBackend([json.dumps({"scores": {
         "Form": {"evidence": "Cold rain on the roof", "score": 8},
         "imagery": {"evidence": "“maple leaves drift in puddles”", "score": 9},
-        "Seasonal word": {"evidence": "autumn is implied by maple", "score": 1},
+        "Seasonal word": {"evidence": "no season word, only maple", "score": 1},
     }})])
     result = await evaluate(backend, QUERY, TEXT, ck, PARAMS)
     assert result.calls == 1 and not result.degraded
     scores = {s.name: (s.score, s.band, s.evidence) for s in result.evaluation.scores}
     assert scores == {"Form": (8, 3, "Cold rain on the roof"),
                       "Imagery": (9, 2, "maple leaves drift in puddles"),
-                      "Seasonal word": (1, 1, "autumn is implied by maple")}
+                      "Seasonal word": (1, 1, "no season word, only maple")}
     assert result.total == 8 + 2 * 9 + 1
     assert result.normalised == pytest.approx((7 / 9 + 2 * 8 / 8 + 1) / 4)
     call = backend.calls[0]
@@ -141,3 +142,39 @@ async def test_upstream_outage_raises():
     backend = ScriptedBackend(default=UpstreamUnavailable("down"))
     with pytest.raises(UpstreamUnavailable):
         await evaluate(backend, QUERY, TEXT, make_checklist(), PARAMS, mode="per_dimension")
+
+
+async def test_evidence_not_quoted_from_the_text_is_re_asked_once_then_flagged():
+    ck = make_checklist()
+    band_copy = {"evidence": "The response uses vivid sensory imagery throughout", "score": 9}
+    first = {"Form": {"evidence": "Cold rain on the roof", "score": 8}, "Imagery": band_copy,
+             "Seasonal word": {"evidence": "no season word, only maple", "score": 1}}
+    backend = ScriptedBackend([json.dumps({"scores": first}),
+                               json.dumps({"scores": {"Imagery": band_copy}})])
+    result = await evaluate(backend, QUERY, TEXT, ck, PARAMS)
+    assert result.calls == 2 and not result.degraded
+    assert "'Imagery' is not quoted from the response" in backend.calls[1].messages[-1]["content"]
+    imagery = result.evaluation.scores[1]
+    assert imagery.score == 9 and imagery.evidence.startswith(FLAG)
+    assert result.evaluation.scores[0].evidence == "Cold rain on the roof"
+
+
+async def test_a_re_asked_dimension_that_then_quotes_the_text_is_not_flagged():
+    ck = make_checklist()
+    backend = ScriptedBackend([
+        json.dumps({"evidence": "The response uses vivid sensory imagery throughout",
+                    "score": 8}),
+        json.dumps({"evidence": "maple leaves drift in puddles", "score": 6})])
+    one = Checklist(dimensions=(ck.dimensions[1],), source="user")
+    result = await evaluate(backend, QUERY, TEXT, one, PARAMS, mode="per_dimension")
+    assert result.calls == 2 and result.evaluation.scores[0].score == 6
+    assert result.evaluation.scores[0].evidence == "maple leaves drift in puddles"
+
+
+@pytest.mark.parametrize(("evidence", "ok"), [
+    ("maple leaves drift in puddles", True), ("“Cold rain on the roof,”", True),
+    ("there is no seasonal word", True), ("vivid", True),
+    ("The response uses vivid sensory imagery throughout", False),
+    ("Highest band: all evidence is quoted", False)])
+def test_quoted_accepts_quotes_and_missing_notes_only(evidence, ok):
+    assert quoted(evidence, TEXT) is ok

@@ -1,0 +1,160 @@
+"""Answer quality on a real model: WritingBench queries answered directly, by the holistic
+baseline loop and by MRPO, each answer scored by a judge on the query's own WritingBench
+criteria; one JSON line.
+
+    python -m bench.quality --model /work/models/smollm2 --queries 3 --max-tokens 96 \\
+        --max-rounds 1
+    python -m bench.quality --upstream http://127.0.0.1:8080/v1 --model NAME --queries 10
+    python -m bench.quality --model W --judge-model J     # a judge other than the writer
+
+`--model` is a local Hugging Face folder (the local backend) unless `--upstream` is given,
+then it is the upstream's model name. The shortest English queries of the pack are used (a
+small model on a CPU is slow). Per method: the mean judge score (0..1, the WritingBench mean
+criterion score / 10), the share of answers that repeat the loop's scaffolding
+(`loops.answer.scaffolding`), and for the loops the share of generic bands in generated
+checklists, degraded loops, rounds, hidden calls and tokens, and latency. Memory is off (a
+fresh bank remembers nothing in a few queries); the judge is not counted in the loop's figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from evals.judge import Judge
+from evals.queries import load_queries
+from llm.types import ChatParams
+from loops.answer import scaffolding
+from loops.checklists import ChecklistProvider
+from loops.controller import ReflectionLoop
+from loops.options import LoopOptions
+from rubrics.cache import MemoryChecklistCache
+from rubrics.packs import PackLibrary
+from rubrics.repair import generic_band
+from store import Store
+
+METHODS = ("direct", "holistic", "mrpo")
+
+
+async def open_backend(model: str, upstream: str | None, max_tokens: int) -> Any:
+    if upstream:
+        from llm.openai import OpenAIBackend
+        return OpenAIBackend([upstream], model=model)
+    from llm.local import LocalBackend
+    backend = LocalBackend(model, device="cpu", max_new_tokens=max_tokens * 8)
+    await backend.start()
+    return backend
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    queries = sorted((q for q in load_queries() if q.language == "en"),
+                     key=lambda q: len(q.query))[:args.queries]
+    writer = await open_backend(args.model, args.upstream, args.max_tokens)
+    judge_backend = writer if not args.judge_model else await open_backend(
+        args.judge_model, args.judge_upstream or args.upstream, args.max_tokens)
+    writer_name = (await writer.models())[0]
+    judge_name = (await judge_backend.models())[0]
+    params = ChatParams(model=writer_name, temperature=0.0, max_tokens=args.max_tokens)
+    judge_params = ChatParams(model=judge_name, temperature=0.0,
+                              max_tokens=args.judge_max_tokens)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
+        try:
+            provider = ChecklistProvider(judge_backend, judge_params, PackLibrary(),
+                                         MemoryChecklistCache(), store.checklists,
+                                         retries=args.retries)
+            loop = ReflectionLoop(writer, judge_backend, provider, judge_params=judge_params,
+                                  retries=args.retries)
+            judge = Judge(judge_backend, judge_params, attempts=1, concurrency=1)
+            rows = {m: [] for m in METHODS}
+            for q in queries:
+                messages = [{"role": "user", "content": q.query}]
+                for method in METHODS:
+                    rows[method].append(await one(method, loop, writer, judge, q, messages,
+                                                  params, args))
+                    print(json.dumps({"query": q.id, "method": method,
+                                      **{k: v for k, v in rows[method][-1].items()
+                                         if k != "answer"}}), file=sys.stderr, flush=True)
+        finally:
+            await store.close()
+    return {"model": writer_name, "judge": judge_name, "queries": len(queries),
+            "max_tokens": args.max_tokens, "max_rounds": args.max_rounds,
+            **{m: summary(rows[m]) for m in METHODS}}
+
+
+async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: Any,
+              messages: list, params: ChatParams, args: argparse.Namespace) -> dict[str, Any]:
+    started = time.monotonic()
+    row: dict[str, Any] = {}
+    if method == "direct":
+        completion = await writer.chat(messages, params)
+        answer = completion.text
+        row.update(calls=1, tokens=completion.usage.total_tokens)
+    else:
+        options = LoopOptions(max_rounds=args.max_rounds, threshold=args.threshold,
+                              memory=False,
+                              evaluation="holistic" if method == "holistic" else "joint")
+        trace = await loop.run(messages, params, options, namespace="bench")
+        answer = trace.answer.text
+        bands = [b.description for d in trace.checklist.dimensions for b in d.bands] \
+            if trace.checklist_source == "generated" else []
+        row.update(calls=trace.ledger.total_calls, tokens=trace.ledger.total.total_tokens,
+                   rounds=trace.rounds, degraded=trace.stop_reason == "degraded",
+                   stop=trace.stop_reason, checklist=trace.checklist_source,
+                   bands=len(bands), generic_bands=sum(generic_band(b) for b in bands))
+    row["seconds"] = round(time.monotonic() - started, 2)
+    row["scaffolding"] = bool(scaffolding(answer, q.query))
+    judged = await judge.judge(q, answer)
+    row["score"] = judged.score
+    row["answer"] = answer
+    return row
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    scores = [r["score"] for r in rows if r["score"] is not None]
+    out: dict[str, Any] = {
+        "score": round(statistics.mean(scores), 4) if scores else None,
+        "judged": len(scores),
+        "scaffolding_share": round(sum(r["scaffolding"] for r in rows) / len(rows), 4),
+        "calls": round(statistics.mean(r["calls"] for r in rows), 2),
+        "tokens": round(statistics.mean(r["tokens"] for r in rows), 1),
+        "seconds": round(statistics.mean(r["seconds"] for r in rows), 2),
+    }
+    if "rounds" in rows[0]:
+        bands = sum(r["bands"] for r in rows)
+        out.update(rounds=round(statistics.mean(r["rounds"] for r in rows), 2),
+                   degraded=sum(r["degraded"] for r in rows),
+                   generated_checklists=sum(r["checklist"] == "generated" for r in rows),
+                   generic_band_share=round(sum(r["generic_bands"] for r in rows) / bands, 4)
+                   if bands else None)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="local HF folder, or the upstream's name")
+    parser.add_argument("--upstream", help="an OpenAI-compatible base URL")
+    parser.add_argument("--judge-model", help="the judge (default: the writer)")
+    parser.add_argument("--judge-upstream")
+    parser.add_argument("--queries", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--judge-max-tokens", type=int, default=384)
+    parser.add_argument("--max-rounds", type=int, default=1)
+    parser.add_argument("--threshold", type=float, default=0.9)
+    parser.add_argument("--retries", type=int, default=1)
+    args = parser.parse_args()
+    if args.queries < 1 or args.max_tokens < 1 or args.max_rounds < 0:
+        parser.exit(2, "bench.quality: --queries, --max-tokens must be >= 1, "
+                       "--max-rounds >= 0\n")
+    print(json.dumps(asyncio.run(run(args))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""The answer is the text alone: what a rewrite's output loses before anyone sees it, and what
+in it gives away the loop's own scaffolding.
+
+Real models wrap a revision in a heading ("### Revised Announcement", "Here is the revised
+text:"), fence prose in ``` and append notes about what they changed ("**Changes made:** ...",
+"I removed unnecessary information ..."). `clean_answer` strips those deterministically.
+What cannot be stripped — the rubric's band labels, the agents' or the reviser's prompt
+sentences copied into the text — is reported by `scaffolding`, so that such a text loses to
+one that is only an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+_HEADING_WORDS = (r"(revised|improved|updated|rewritten|final|edited|new|corrected)"
+                  r"(\s+\w+){0,3}")
+# A first line that only announces the answer: a markdown heading or bold line naming a
+# revision, or a "Here is ...:" / "Sure, ..." sentence ending the line.
+_PREFACE = re.compile(
+    r"^\s*(?:"
+    r"#{1,6}\s*" + _HEADING_WORDS + r"\s*:?"
+    r"|\*\*\s*" + _HEADING_WORDS + r"\s*:?\s*\*\*\s*:?"
+    r"|" + _HEADING_WORDS + r"\s*:"
+    r"|(?:sure|certainly|of course|okay|ok)\b[^\n]*"
+    r"|(?:here is|here's|here are|below is|this is)\b[^\n]*"
+    r")\s*\n", re.IGNORECASE)
+_FENCED = re.compile(r"^\s*```[\w-]*\n(.*?)\n?```\s*$", re.DOTALL)
+# Where notes about the revision begin: a heading, bold or plain label naming the changes,
+# or a sentence describing what was changed.
+_NOTES = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*\s*|\(\s*)?(?:"
+    r"(?:notes?|changes?(?: made)?|explanation|revisions?(?: made)?|what (?:i )?changed|"
+    r"summary of (?:the )?changes|improvements?(?: made)?|key changes)\s*:?\s*(?:\*\*)?\s*:?"
+    r"|(?:i|we) (?:have )?(?:revised|rewrote|removed|added|expanded|shortened|changed|kept|"
+    r"made|improved|adjusted|updated|aim to)\b"
+    r"|(?:this|the) (?:revised|revision|rewrite|new version|updated version|original text)\b"
+    r"|in (?:this|the) revised\b"
+    r"|note:"
+    r")"
+    # "**Length Constraint:** We aim to keep ...": a label, then what was done about it
+    r"|^\s*\*\*[^*\n]{1,60}\*\*\s*:?\s*(?:(?:i|we) (?:have )?(?:aim|revised|removed|added|"
+    r"expanded|shortened|changed|kept|made|improved|adjusted|updated)\b|the original\b"
+    r"|this (?:revision|rewrite)\b)", re.IGNORECASE)
+_RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
+
+# Labels the rubric and the reviser use; an answer repeating them copies the machinery.
+_LABELS = re.compile(
+    r"\b(?:lowest|middle|highest|top|bottom) band\b|\bband \d+\b|\brevision objectives?\b"
+    r"|\bthe reflection\b|\brubric\b|\bchecklist\b|\bscore[sd]? \d+\s*/\s*\d+"
+    r"|\bthe task goal is\b|\brewrite actions?\b|\bweak dimensions?\b",
+    re.IGNORECASE)
+SHINGLE = 6  # words: a run this long copied from a prompt is no accident
+
+
+def clean_answer(text: str, original_fenced: bool = False) -> str:
+    """The answer with a leading announcement, a fence around the whole text (unless the
+    text it revises was fenced too) and trailing revision notes removed."""
+    text = text.strip()
+    for _ in range(2):  # "Sure! ...\n### Revised text" stacks two prefaces
+        stripped = _PREFACE.sub("", text, count=1)
+        if stripped == text or not stripped.strip():
+            break
+        text = stripped.strip()
+    fenced = _FENCED.match(text)
+    if fenced and not original_fenced:
+        text = fenced.group(1).strip()
+    return _drop_notes(text).strip()
+
+
+def _drop_notes(text: str) -> str:
+    """Cut from the first line that starts notes about the revision, when a body precedes
+    it; a rule line right before the notes goes too."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if i == 0 or not _NOTES.match(line):
+            continue
+        body = lines[:i]
+        while body and (not body[-1].strip() or _RULE.match(body[-1])):
+            body.pop()
+        if body:
+            return "\n".join(body)
+    return text
+
+
+def scaffolding(answer: str, allowed: str, hidden: str = "") -> list[str]:
+    """What in `answer` repeats the loop's machinery: rubric labels, runs of `SHINGLE` words
+    copied from the loop's prompt templates, and whole lines of `hidden` (the reflection and
+    the history the reviser was shown: a rewrite may carry out "Add two more tips", but a
+    line that is that instruction is no answer). Whatever also occurs in `allowed` (the
+    user's request and the text being revised) is the answer's own and is not counted."""
+    lowered = allowed.lower()
+    found = [m.group(0).lower() for m in _LABELS.finditer(answer)
+             if m.group(0).lower() not in lowered]
+    own = _shingles(allowed)
+    for gram in _shingles(answer) & _prompt_shingles():
+        if gram not in own:
+            found.append(" ".join(gram))
+    copied = _lines(hidden) - _lines(allowed)
+    found.extend(" ".join(line) for line in _lines(answer) & copied)
+    return sorted(set(found))
+
+
+def _lines(text: str) -> set[tuple[str, ...]]:
+    """The lines of `text` of three words or more, as word tuples (bullets and case gone)."""
+    return {words for line in text.splitlines() if len(words := tuple(_words(line))) >= 3}
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _words(text)
+    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+@cache
+def _prompt_shingles() -> frozenset[tuple[str, ...]]:
+    """Word runs of every prompt the loop, the rubric agents and the memory selector send."""
+    grams: set[tuple[str, ...]] = set()
+    for package in ("loops", "rubrics", "memory"):
+        folder = resources.files(package).joinpath("prompts")
+        for item in folder.iterdir():
+            if item.name.endswith(".txt"):
+                text = re.sub(r"\$\{?\w+\}?", " ", item.read_text("utf-8"))
+                grams |= _shingles(text)
+    return frozenset(grams)

@@ -1,0 +1,131 @@
+"""The answer is the text alone: cleaning and scaffolding detection on what real models wrote.
+
+`tests/data/smollm2_rewrites.json` holds rewrites SmolLM2-135M-Instruct (local backend,
+greedy) produced from the reviser's earlier prompt; the 1.5B outputs are quoted from a run
+of a 1.5B instruct model behind llama.cpp."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from llm.scripted import ScriptedBackend
+from llm.types import ChatParams
+from loops.answer import clean_answer, scaffolding
+from loops.options import LoopOptions
+from loops.prompting import render_history
+from loops.rewrite import render_reflection
+from loops.trace import Reflection, ReflectionItem
+from tests.unit.test_loops_controller import QUERY, World, make_loop
+
+DATA = Path(__file__).parents[1] / "data" / "smollm2_rewrites.json"
+
+# The reviser's request SmolLM2 was shown when it wrote the recorded rewrites.
+_OLD_REQUEST = ("Revise the answer above to my request, carrying out this reflection.\n\n"
+                "## The reflection\n{reflection}\n\n"
+                "## Earlier rounds (what was tried and how the score moved)\n{history}")
+_REFLECTIONS = [
+    Reflection((ReflectionItem("Length constraint", "We apologize.", "Reach about 60 words",
+                               ("Add the new opening time and the reason",)),), "Too short."),
+    Reflection((ReflectionItem("Form", "Rain falls down.", "Two lines",
+                               ("Add a second line with an image",)),), "Only one line."),
+    Reflection((ReflectionItem("Completeness", "Be on time.", "Three tips",
+                               ("Add two more tips",)),), "Only one tip."),
+]
+
+
+@pytest.mark.parametrize(("raw", "clean"), [
+    # 1.5B instruct model: a revision heading and notes about the change in the answer
+    ("### Revised Announcement\n\nThe library opens at noon on Friday.\n\n"
+     "**Length Constraint:** We aim to keep the announcement within the 120-word limit. The "
+     "original text exceeded this limit by several words, so we removed unnecessary "
+     "information.", "The library opens at noon on Friday."),
+    ("Here is the revised text:\n```\nRain taps the roof.\nThe street shines.\n```",
+     "Rain taps the roof.\nThe street shines."),
+    ("Sure! Here's an improved version:\n\n**Revised Poem:**\nRain taps.\n\n---\n"
+     "Changes made:\n- added a line", "Rain taps."),
+    ("Rain taps.\n\nNote: I shortened the second line.", "Rain taps."),
+    ("The new hours start Monday.\n\nI have revised the text to mention the hours.",
+     "The new hours start Monday."),
+])
+def test_clean_answer_strips_headings_fences_and_revision_notes(raw: str, clean: str) -> None:
+    assert clean_answer(raw) == clean
+
+
+@pytest.mark.parametrize("text", [
+    "**Tips for success:**\n1. Be on time.\n2. Research the company.",
+    "# Rain\n\nRain taps the roof.",
+    "Here is what the audience needs to know: the hall opens at six.",
+    "We revised our policy last year.",
+])
+def test_clean_answer_keeps_an_answer_that_only_looks_like_a_preface(text: str) -> None:
+    assert clean_answer(text) == text
+
+
+def test_a_fence_stays_when_the_revised_text_was_fenced() -> None:
+    assert clean_answer("```python\nprint(1)\n```", original_fenced=True) == \
+        "```python\nprint(1)\n```"
+
+
+def test_real_smollm2_rewrites_that_copy_the_reflection_are_flagged() -> None:
+    rows = json.loads(DATA.read_text("utf-8"))
+    flagged = []
+    for row, reflection in zip(rows, _REFLECTIONS, strict=True):
+        hidden = _OLD_REQUEST.format(reflection=render_reflection(reflection),
+                                     history=render_history([]))
+        text = clean_answer(row["rewrite"])
+        flagged.append(bool(scaffolding(text, f"{row['request']}\n{row['text']}", hidden)))
+    # the first and third copy the revision request; the second returned the text unchanged
+    assert flagged == [True, False, True]
+
+
+def test_scaffolding_finds_band_labels_and_agent_prompt_runs_but_not_the_request() -> None:
+    leak = ("The task goal is to provide a checklist for a library. Highest band: all of "
+            "their evidence is quoted.")
+    assert {"the task goal is", "checklist", "highest band"} <= set(
+        scaffolding(leak, "Write a notice for the library."))
+    assert scaffolding("Here is your checklist for the move: boxes, tape, labels.",
+                       "Write a checklist for moving house.") == []
+
+
+class _Leaky(World):
+    """Rewrites that copy the rubric's labels into the text (the judge reads the text's
+    number from its first word)."""
+
+    def _write(self, messages, params, schema) -> str:
+        text = super()._write(messages, params, schema)
+        return text if text == "text-0" else f"{text} -Highest band: the rubric is met."
+
+
+def test_a_rewrite_repeating_the_scaffolding_loses_to_a_plain_draft_whatever_its_score() -> None:
+    world = _Leaky([5, 10])
+    trace = asyncio.run(make_loop(world).run(QUERY, ChatParams(),
+                                             LoopOptions(max_rounds=1, threshold=1.0),
+                                             namespace="default"))
+    rewrite = trace.candidates[-1]
+    assert rewrite.score == 1.0 and "highest band" in rewrite.scaffolding
+    assert trace.answer.text == "text-0"
+
+
+def test_the_loops_first_draft_is_the_direct_answer_to_the_same_request() -> None:
+    """A deterministic writer (its text a function of the messages and the sampling) gives the
+    loop's draft and a direct call the same text: same messages, same sampling."""
+    def deterministic(messages, params, schema) -> str:
+        return f"answer-{hash((repr(messages), repr(params))) & 0xffff:x}"
+
+    world = World([5, 6])
+    world.writer = ScriptedBackend(default=deterministic, model="writer")
+    params = ChatParams(model="writer", temperature=0.0, top_p=0.9, max_tokens=64, seed=7,
+                        stop=("\n\n\n",))
+    direct = asyncio.run(world.writer.chat(QUERY, params))
+    world.judge = ScriptedBackend(default=lambda m, p, s: world._judge(
+        [{"content": m[-1]["content"].replace(direct.text, "text-0")}], p, s), model="judge")
+    trace = asyncio.run(make_loop(world).run(QUERY, params, LoopOptions(max_rounds=0),
+                                             namespace="default"))
+    draft = trace.candidates[0]
+    assert draft.kind == "draft" and draft.text == direct.text
+    assert world.writer.calls[0].messages == world.writer.calls[1].messages
+    assert world.writer.calls[0].params == world.writer.calls[1].params
