@@ -8,6 +8,10 @@ carry the generic pack's checklist; the fake writer upstream is the judge. "tiny
 CPU (CUDA hidden); "qwen2.5-0.5b" (Qwen2.5-0.5B's shape, random weights) runs only where a
 GPU is present. Figures are TRL's own `train_runtime`: tokens (TRL's `num_tokens`, prompt and
 completion without padding) or completions scored, divided by it.
+
+MFU (model FLOPs utilisation) of SFT = 6 x parameters (forward and backward FLOPs per token)
+x tokens/s / the device's matmul rate measured in the same run: bf16 on a GPU, fp32 on the
+CPU (the precision each shape trains in).
 """
 
 from __future__ import annotations
@@ -57,9 +61,16 @@ def measure(shape: str, work: Path, judge_url: str, sft_steps: int,
                   "--max-steps", str(gspo_steps), "--judge-url", judge_url,
                   "--judge-model", "fake-model", "--num-generations", str(s["generations"]),
                   "--max-completion-length", str(s["completion"]), "--eval-prompts", "0"], env)
+    tokens_per_s = sft["tokens"] / sft["train_runtime"]
+    parameters = count_parameters(model)
+    rate = matmul_rate(cpu=shape == "tiny")
     return {
         "device": "cpu" if shape == "tiny" else gpu_name(),
-        "sft_tokens_per_s": round(sft["tokens"] / sft["train_runtime"], 1),
+        "sft_tokens_per_s": round(tokens_per_s, 1),
+        "parameters": parameters,
+        "matmul_tflops": round(rate / 1e12, 3),
+        "sft_mfu": round(6 * parameters * tokens_per_s / rate, 5),
+        "sft_speed": sft.get("speed"),
         "sft": {"steps": sft["steps"], "tokens": sft["tokens"],
                 "seconds": sft["train_runtime"], "batch": s["batch"]},
         "gspo_completions_per_s": round(gspo["completions"] / gspo["train_runtime"], 3),
@@ -67,6 +78,44 @@ def measure(shape: str, work: Path, judge_url: str, sft_steps: int,
                  "seconds": gspo["train_runtime"], "generations": s["generations"],
                  "max_completion_length": s["completion"], "generation": gspo["generation"]},
     }
+
+
+def count_parameters(model_dir: Path) -> int:
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with __import__("torch").device("meta"):
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(model_dir))
+    return sum(p.numel() for p in model.parameters())
+
+
+def matmul_rate(cpu: bool, size: int = 4096, seconds: float = 2.0) -> float:
+    """FLOP/s of square matmuls on the device (bf16 on a GPU, fp32 on the CPU), best of a
+    few timed rounds after a warm-up."""
+    import time
+
+    import torch
+
+    device = "cpu" if cpu or not torch.cuda.is_available() else "cuda"
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    n = 1024 if device == "cpu" else size
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+
+    def sync() -> None:
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    a @ b
+    sync()
+    best = 0.0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        start = time.perf_counter()
+        for _ in range(8):
+            a @ b
+        sync()
+        best = max(best, 8 * 2 * n ** 3 / (time.perf_counter() - start))
+    return best
 
 
 def reward_costs() -> dict[str, Any]:

@@ -156,6 +156,11 @@ class GspoConfig(TrainConfig):
     max_completion_length: int = option(1024, "tokens generated per completion", low=1)
     eval_prompts: int = option(32, "held-out prompts scored before and after training (0: skip)",
                                low=0)
+    generation_batch_size: int = option(0, "completions generated at once, a multiple of "
+                                        "--batch-size x processes and of --num-generations, "
+                                        "used over several optimiser steps (0: one step's "
+                                        "worth, --batch-size x --grad-accum x processes)",
+                                        low=0)
     vllm_mode: str = option("auto", "generation: auto (colocated vLLM when importable and a GPU "
                             "is present, else transformers), off, colocate, server",
                             choices=VLLM_MODES)
@@ -194,6 +199,11 @@ class GspoConfig(TrainConfig):
         if (self.batch_size * self.grad_accum) % self.num_generations:
             raise UsageError(f"--batch-size x --grad-accum ({self.batch_size * self.grad_accum}) "
                              f"must be a multiple of --num-generations ({self.num_generations})")
+        if self.generation_batch_size and (self.generation_batch_size % self.batch_size or
+                                           self.generation_batch_size % self.num_generations):
+            raise UsageError(f"--generation-batch-size ({self.generation_batch_size}) must be a "
+                             f"multiple of --batch-size ({self.batch_size}) and of "
+                             f"--num-generations ({self.num_generations})")
         if self.vllm_mode == "server" and not self.vllm_url:
             raise UsageError("--vllm-mode server needs --vllm-url")
         if self.uses_judge:

@@ -28,11 +28,14 @@ def check_model_dir(path: str) -> None:
         raise UsageError(f"--model {path}: its tokenizer has no chat template")
 
 
-def load_model(path: str, dtype: Any) -> Any:
+def load_model(path: str, dtype: Any, attention: str | None = None) -> Any:
+    """The model at `path` in `dtype`; `attention` names an attention implementation
+    (default: transformers' choice)."""
     from transformers import AutoModelForCausalLM
 
+    extra = {"attn_implementation": attention} if attention else {}
     try:
-        return AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+        return AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **extra)
     except (OSError, ValueError) as exc:
         raise UsageError(f"--model {path} could not be loaded: {exc}") from None
 

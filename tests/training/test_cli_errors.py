@@ -170,3 +170,92 @@ def test_the_module_runs_and_exits_2(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "--holdout must be at most 0.9" in proc.stderr
+
+
+def test_database_urls_as_people_write_them(capsys, recorded, tmp_path):
+    """A plain `sqlite:///path` (or a sync driver) is opened with the async driver."""
+    from training.data.source import async_url
+
+    path = recorded["url"].split(":///", 1)[1]
+    for url in (f"sqlite:///{path}", f"sqlite+pysqlite:///{path}"):
+        out = tmp_path / url.split(":")[0].replace("+", "_")
+        assert main(["export", "--database", url, "--out", str(out)]) == 0
+        assert (out / "manifest.json").is_file()
+    assert async_url("postgresql://u@h/db") == "postgresql+asyncpg://u@h/db"
+    assert async_url("postgres://u:p@h:5/db") == "postgresql+asyncpg://u:p@h:5/db"
+    assert async_url("postgresql+psycopg2://u@h/db") == "postgresql+asyncpg://u@h/db"
+    assert async_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
+    out = tmp_path / "out"
+    fails(capsys, ["export", "--database", "postgresql://nobody@127.0.0.1:1/none", "--out",
+                   str(out)], "is unreachable", out)
+    fails(capsys, ["export", "--database", "mysql://u@h/db", "--out", str(out)],
+          "the loop store is SQLite or PostgreSQL, not mysql", out)
+
+
+def _prompt_lengths(dataset_dir: Path, kind: str, model_dir: Path) -> list[int]:
+    from training.data.dataset import read_rows
+    from training.models import load_tokenizer
+    from training.stages.runner import prompt_tokens
+
+    tokenizer = load_tokenizer(str(model_dir))
+    return sorted(prompt_tokens(tokenizer, r["prompt"])
+                  for r in read_rows(str(dataset_dir), kind, "train"))
+
+
+@pytest.mark.parametrize(("stage", "kind", "noun"), [("sft", "sft", "rows"),
+                                                      ("dpo", "pairs", "pairs")])
+def test_every_prompt_longer_than_max_length(capsys, dataset_dir, tiny_model_dir, tmp_path,
+                                             stage, kind, noun):
+    lengths = _prompt_lengths(dataset_dir, kind, tiny_model_dir)
+    out = tmp_path / "out"
+    fails(capsys, [stage, "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+                   str(out), "--max-length", str(lengths[0])],
+          f"all {len(lengths)} {noun} exceed --max-length {lengths[0]} tokens; raise it or "
+          "shorten prompts at export", out)
+
+
+def test_the_rows_dropped_for_max_length_are_counted(capsys, dataset_dir, tiny_model_dir,
+                                                      tmp_path):
+    lengths = _prompt_lengths(dataset_dir, "sft", tiny_model_dir)
+    cut = lengths[-1]  # the longest prompt fills it; the others leave room
+    dropped = sum(1 for n in lengths if n >= cut)
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["sft", "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+                 str(out), "--max-length", str(cut), "--max-steps", "1", "--batch-size",
+                 "2"]) == 0
+    err = capsys.readouterr().err
+    assert f"sft: dropped {dropped} of {len(lengths)} train rows whose prompt fills " \
+           f"--max-length {cut} tokens" in err, err
+    assert (out / "final" / "config.json").is_file()
+
+
+def test_gspo_that_would_take_zero_steps(capsys, dataset_dir, tiny_model_dir, tmp_path):
+    from training.data.dataset import read_rows
+
+    prompts = len(read_rows(str(dataset_dir), "prompts", "train"))
+    batch = 2 * (prompts + 1)
+    out = tmp_path / "out"
+    fails(capsys, ["gspo", "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+                   str(out), "--reward", "r3", "--num-generations", "2", "--max-steps", "1",
+                   "--batch-size", str(batch)],
+          f"{prompts} training prompts make 0 steps: one step takes {prompts + 1} "
+          f"(--batch-size {batch} x --grad-accum 1 x 1 process(es) / --num-generations 2)", out)
+    fails(capsys, ["sft", "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+                   str(out), "--epochs", "0"], "--epochs 0 with no --max-steps makes 0 steps",
+          out)
+
+
+def test_generation_batch_must_fit_the_batch_and_the_group(capsys, dataset_dir, tiny_model_dir,
+                                                           tmp_path):
+    out = tmp_path / "out"
+    fails(capsys, ["gspo", "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+                   str(out), "--reward", "r3", "--num-generations", "2", "--batch-size", "2",
+                   "--generation-batch-size", "3"],
+          "--generation-batch-size (3) must be a multiple of --batch-size (2) and of "
+          "--num-generations (2)", out)
+    fails(capsys, ["gspo", "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+                   str(out), "--reward", "r3", "--num-generations", "2", "--batch-size", "2",
+                   "--generation-batch-size", "40"],
+          "training prompts make 0 steps: one step takes 20 (--generation-batch-size 40 / "
+          "--num-generations 2)", out)

@@ -111,3 +111,14 @@ def test_r3_with_a_frozen_reference_uses_dros_loss_settings(dataset_dir, tiny_mo
                       weights_only=False)
     assert (args.loss_type, args.mask_truncated_completions, args.epsilon_high, args.beta) == \
         ("dr_grpo", True, 0.2, 0.001)
+
+
+def test_a_generation_batch_larger_than_the_training_batch(dataset_dir, tiny_model_dir,
+                                                           tmp_path):
+    """4 completions generated at once feed two optimiser steps of 2: one generation."""
+    run = gspo(dataset_dir, tiny_model_dir, tmp_path / "g", None, "--reward", "r3",
+               "--eval-prompts", "0", "--generation-batch-size", "4")
+    summary = run["summary"]
+    assert summary["steps"] == 2 and summary["completions"] == 4
+    assert summary["generation"] == "transformers"      # no GPU here: no paged generation
+    assert summary["speed"]["optim"] == "adamw_torch"

@@ -36,6 +36,47 @@ def database_url(given: str | None, env: Mapping[str, str] | None = None) -> str
     return f"sqlite+aiosqlite:///{(data_dir / 'redraft.db').resolve()}"
 
 
+# The async driver each backend is opened with, whatever driver (or none) the URL names: the
+# store is asyncio-only, while people write the URLs their other tools take.
+SQLITE_DRIVER = "aiosqlite"
+POSTGRES_DRIVERS = ("asyncpg", "psycopg")
+
+
+def async_url(url: str) -> str:
+    """`url` with its backend's async driver: `sqlite:///p` and `sqlite+pysqlite:///p` become
+    `sqlite+aiosqlite:///p`; `postgresql://`, `postgres://` and `postgresql+psycopg2://`
+    become asyncpg (psycopg, which is async too, is kept when named). Raises UsageError for
+    a backend the store does not run on."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url.removeprefix("postgres://")
+    parsed = make_url_or_none(url)
+    if parsed is None:
+        raise UsageError(f"--database {url!r} is not a database URL "
+                         "(e.g. sqlite:///data/redraft.db or postgresql://user@host/db)")
+    # The driver as written (none: ""); SQLAlchemy's own default may be a sync one.
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend == "sqlite":
+        wanted = SQLITE_DRIVER
+    elif backend == "postgresql":
+        wanted = driver if driver in POSTGRES_DRIVERS else _postgres_driver()
+    else:
+        raise UsageError(f"--database {redacted(url)}: the loop store is SQLite or PostgreSQL, "
+                         f"not {backend}")
+    if driver == wanted:
+        return url
+    return parsed.set(drivername=f"{backend}+{wanted}").render_as_string(hide_password=False)
+
+
+def _postgres_driver() -> str:
+    """asyncpg when installed, else psycopg (3, async-capable)."""
+    import importlib.util
+
+    for name in POSTGRES_DRIVERS:
+        if importlib.util.find_spec(name) is not None:
+            return name
+    raise UsageError("a PostgreSQL --database needs asyncpg or psycopg: pip install asyncpg")
+
+
 def redacted(url: str) -> str:
     try:
         return make_url(url).render_as_string(hide_password=True)
@@ -96,10 +137,8 @@ async def _read(url: str, query: LoopQuery) -> list[LoopRecord]:
 def read_loops(url: str, query: LoopQuery) -> list[LoopRecord]:
     """Every loop matching `query`, newest first, with candidates; raises UsageError when the
     database cannot be reached or was never migrated."""
-    parsed = make_url_or_none(url)
-    if parsed is None:
-        raise UsageError(f"--database {url!r} is not a database URL "
-                         "(e.g. sqlite+aiosqlite:///data/redraft.db)")
+    url = async_url(url)
+    parsed = make_url(url)
     database = parsed.database or ""
     if (parsed.get_backend_name() == "sqlite" and database not in ("", ":memory:")
             and not database.startswith("file:") and not Path(database).is_file()):

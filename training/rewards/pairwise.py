@@ -26,6 +26,7 @@ from rubrics.evaluate import render_checklist
 from rubrics.schemas import obj, one_of, text
 from rubrics.templates import render
 from training.data.think import split_think
+from training.parallel import gather
 from training.rewards.judging import JudgedReward, JudgeLike, completion_text
 from training.rewards.references import ReferenceScheduler
 
@@ -127,7 +128,12 @@ class PairwiseReward(JudgedReward):
                                               checklists))
         self.tally(rewards, columns)
         if self.scheduler is not None:
-            self.scheduler.promote(i for i, r in zip(ids, rewards, strict=True) if r == 1.0)
+            won = [i for i, r in zip(ids, rewards, strict=True) if r == 1.0]
+            if "trainer_state" in columns:
+                # A training step: every process promotes the winners of the whole batch, so
+                # the pointers stay one state on every rank (as on one process).
+                won = [i for share in gather(won) for i in share]
+            self.scheduler.promote(won)
             log_metric = columns.get("log_metric")
             if callable(log_metric):
                 report = self.scheduler.report()

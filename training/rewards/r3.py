@@ -31,6 +31,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
 
 from training.data.think import THINK_CLOSE, THINK_OPEN, split_think
+from training.parallel import gather
 from training.rewards.judging import completion_text
 
 Weighting = Literal["sigma", "uniform"]
@@ -160,9 +161,14 @@ class R3Reward:
         self.callbacks: list[TrainerCallback] = [_CaptureModel(self)] if policy == "current" else []
         self.scored = 0
         self.unavailable = 0
+        self.sigma_groups = 0           # training groups seen whole (see whole_groups)
+        self.sigma_total = 0.0          # their mean token sigma, summed
 
-    def group_rewards(self, prompt: Any, completions: Sequence[str], reference: str) -> list[float]:
-        """The rewards of one prompt's group of completions."""
+    def group_scores(self, prompt: Any, completions: Sequence[str],
+                     reference: str) -> tuple[ReferenceScores, list[int], int]:
+        """(the reference's scores under each completion's reasoning, each answer's length,
+        the reference's length) for one prompt's completions (a group, or this process's
+        share of it)."""
         if self.model is None:
             raise RuntimeError("r3 has no model yet: policy 'current' gets it when training begins")
         y = self.tokenizer(reference, add_special_tokens=False)["input_ids"]
@@ -170,11 +176,23 @@ class R3Reward:
             raise ValueError("r3 needs a non-empty reference")
         scores = reference_scores(self.model, self.tokenizer, prompt_text(self.tokenizer, prompt),
                                   [reasoning_of(c) for c in completions], y, self.options)
-        r3 = r3_values(scores, self.options.weighting)
         answers = [len(self.tokenizer(split_think(c)[1], add_special_tokens=False)["input_ids"])
                    for c in completions]
-        return [float(r) + length_penalty(len(y), n, self.options.length_beta)
+        return scores, answers, len(y)
+
+    def rewards_of(self, scores: ReferenceScores, answers: Sequence[int], reference_tokens: int,
+                   group: torch.Tensor) -> list[float]:
+        """R3 plus the length penalty for these completions, sigma taken over `group`: the
+        (G, T) log-probabilities of the whole group."""
+        w = token_weights(group, self.options.weighting)
+        r3 = ((scores.logprobs - scores.masked.unsqueeze(0)) * w.unsqueeze(0)).sum(-1)
+        return [float(r) + length_penalty(reference_tokens, n, self.options.length_beta)
                 for r, n in zip(r3.tolist(), answers, strict=True)]
+
+    def group_rewards(self, prompt: Any, completions: Sequence[str], reference: str) -> list[float]:
+        """The rewards of one prompt's whole group of completions."""
+        scores, answers, n = self.group_scores(prompt, completions, reference)
+        return self.rewards_of(scores, answers, n, scores.logprobs)
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
                  completion_ids: Any = None, **columns: Any) -> list[float | None]:
@@ -184,14 +202,18 @@ class R3Reward:
         groups: dict[str, list[int]] = {}
         for index, key in enumerate(ids):
             groups.setdefault(key, []).append(index)
-        rewards: list[float | None] = [None] * len(prompts)
-        for indices in groups.values():
+        scored: dict[str, tuple[ReferenceScores, list[int], int]] = {}
+        for key, indices in groups.items():
             reference = references[indices[0]]
-            if not isinstance(reference, str) or not reference.strip():
-                continue
-            values = self.group_rewards(prompts[indices[0]], [texts[i] for i in indices],
-                                        reference)
-            for i, value in zip(indices, values, strict=True):
+            if isinstance(reference, str) and reference.strip():
+                scored[key] = self.group_scores(prompts[indices[0]], [texts[i] for i in indices],
+                                                reference)
+        whole = self.whole_groups({k: v[0].logprobs for k, v in scored.items()},
+                                  training="trainer_state" in columns)
+        rewards: list[float | None] = [None] * len(prompts)
+        for key, (scores, answers, n) in scored.items():
+            for i, value in zip(groups[key], self.rewards_of(scores, answers, n, whole[key]),
+                                strict=True):
                 rewards[i] = value
         missing = sum(r is None for r in rewards)
         self.scored += len(rewards) - missing
@@ -201,9 +223,33 @@ class R3Reward:
             log_metric("r3/unavailable", float(missing))
         return rewards
 
+    def whole_groups(self, mine: dict[str, torch.Tensor], *, training: bool
+                     ) -> dict[str, torch.Tensor]:
+        """Each group's (G, T) log-probabilities over every process. In a training step the
+        processes each hold a share of a group (TRL splits the generation batch by rows):
+        their shares are gathered, so sigma is the whole group's, as on one process. Outside
+        training (held-out scoring) every process scores whole groups itself."""
+        if not training:
+            return mine
+        shares: dict[str, list[torch.Tensor]] = {}
+        for part in gather(mine):
+            for key, logprobs in part.items():
+                shares.setdefault(key, []).append(logprobs)
+        whole = {key: torch.cat(parts) for key, parts in shares.items()}
+        for logprobs in whole.values():   # the same groups, in the same order, on every rank
+            sigma = logprobs.std(dim=0, unbiased=False) if logprobs.shape[0] > 1 \
+                else torch.zeros(logprobs.shape[-1])
+            self.sigma_groups += 1
+            self.sigma_total += float(sigma.mean())
+        return whole
+
     def stats(self) -> dict[str, Any]:
+        """Counts of this process (`scored`, `unscorable`), and the mean token sigma over the
+        training groups (every process sees every group)."""
+        mean = self.sigma_total / self.sigma_groups if self.sigma_groups else None
         return {"scored": self.scored, "unscorable": self.unavailable, "policy": self.policy,
-                "weighting": self.options.weighting}
+                "weighting": self.options.weighting,
+                "sigma": {"groups": self.sigma_groups, "mean": mean}}
 
 
 class _CaptureModel(TrainerCallback):

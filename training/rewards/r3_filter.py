@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import random
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ import torch
 from tqdm import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
 
+from training.parallel import gather, rank, world_size
 from training.rewards.r3 import R3Options, prompt_text, reasoning_of, reference_scores
 
 
@@ -86,50 +88,59 @@ def decide(signals: Sequence[PromptSignal], options: FilterOptions) -> FilterRes
                         tuple(too_flat), tuple(sorted(carried)))
 
 
+def prompt_seed(seed: int, prompt_id: str) -> int:
+    """The sampling seed of one prompt's traces: the same on every process and in every
+    split of the prompts between processes."""
+    return (seed * 1_000_003 + zlib.crc32(prompt_id.encode())) % (2 ** 63)
+
+
 @torch.no_grad()
-def sample_traces(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
-                  prompts: Sequence[Any], options: FilterOptions) -> list[list[str]]:
-    """`options.traces` sampled completions for each prompt, the prompts batched (left pad)."""
-    texts = [prompt_text(tokenizer, p) for p in prompts]
-    side = tokenizer.padding_side
-    tokenizer.padding_side = "left"
-    try:
-        enc = tokenizer(texts, add_special_tokens=False, return_tensors="pt", padding=True)
-    finally:
-        tokenizer.padding_side = side
-    enc = {k: v.to(next(model.parameters()).device) for k, v in enc.items()}
+def sample_traces(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompt: Any,
+                  options: FilterOptions, seed: int) -> list[str]:
+    """`options.traces` sampled completions of one prompt, drawn from `seed` alone (the
+    caller's random state is left as it was)."""
+    enc = tokenizer(prompt_text(tokenizer, prompt), add_special_tokens=False,
+                    return_tensors="pt")
+    device = next(model.parameters()).device
+    enc = {k: v.to(device) for k, v in enc.items()}
     was_training = model.training
     model.eval()
+    devices = [device] if device.type == "cuda" else []
     try:
-        out = model.generate(**enc, do_sample=True, num_return_sequences=options.traces,
-                             max_new_tokens=options.max_new_tokens,
-                             pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed)
+            out = model.generate(**enc, do_sample=True, num_return_sequences=options.traces,
+                                 max_new_tokens=options.max_new_tokens,
+                                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)
     finally:
         model.train(was_training)
-    decoded = tokenizer.batch_decode(out[:, enc["input_ids"].shape[-1]:],
-                                     skip_special_tokens=True)           # (P * traces,)
-    return [decoded[i * options.traces:(i + 1) * options.traces] for i in range(len(texts))]
+    return tokenizer.batch_decode(out[:, enc["input_ids"].shape[-1]:], skip_special_tokens=True)
 
 
 def run_filter(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
                rows: Sequence[Mapping[str, Any]], options: FilterOptions = FilterOptions(),
-               r3: R3Options = R3Options(), *, progress: bool = True,
-               batch: int = 8) -> FilterResult:
-    """Sample traces for every prompt row, score its reference, and decide what to keep."""
+               r3: R3Options = R3Options(), *, progress: bool = True) -> FilterResult:
+    """Sample traces for every prompt row, score its reference, and decide what to keep.
+
+    Collective under data parallelism: each process takes every world-size-th prompt, the
+    signals are gathered, and every process decides on all of them, so the decisions are
+    one on every rank and the same as one process makes (each prompt's traces come from its
+    own seed)."""
+    mine = list(rows)[rank()::world_size()]
     signals = []
-    with tqdm(total=len(rows), desc="r3 filter", disable=not progress) as bar:
-        for start in range(0, len(rows), batch):
-            chunk = rows[start:start + batch]
-            traces = sample_traces(model, tokenizer, [r["prompt"] for r in chunk], options)
-            for row, sampled in zip(chunk, traces, strict=True):
-                bar.update()
-                y = tokenizer(row["reference"], add_special_tokens=False)["input_ids"]
-                if not y:
-                    continue
-                scores = reference_scores(model, tokenizer, prompt_text(tokenizer, row["prompt"]),
-                                          [reasoning_of(t) for t in sampled], y, r3)
-                signals.append(signal(str(row["id"]), scores.logprobs, scores.ranks, options.rho))
-    return decide(signals, options)
+    with tqdm(total=len(mine), desc="r3 filter", disable=not progress or rank() != 0) as bar:
+        for row in mine:
+            bar.update()
+            y = tokenizer(row["reference"], add_special_tokens=False)["input_ids"]
+            if not y:
+                continue
+            sampled = sample_traces(model, tokenizer, row["prompt"], options,
+                                    prompt_seed(options.seed, str(row["id"])))
+            scores = reference_scores(model, tokenizer, prompt_text(tokenizer, row["prompt"]),
+                                      [reasoning_of(t) for t in sampled], y, r3)
+            signals.append(signal(str(row["id"]), scores.logprobs, scores.ranks, options.rho))
+    every = sorted((s for part in gather(signals) for s in part), key=lambda s: s.id)
+    return decide(every, options)
 
 
 class FilteredReward:
@@ -156,7 +167,9 @@ class FilteredReward:
             else list(range(len(prompts)))
         rewards: list[float | None] = [0.0] * len(prompts)
         self.masked += len(prompts) - len(active)
-        if active:
+        # In a training step the inner reward is called even when every prompt here is
+        # masked: it may gather across processes, and every process must take part.
+        if active or "trainer_state" in columns:
             picked = {k: [v[i] for i in active] if isinstance(v, list) and len(v) == len(prompts)
                       else v for k, v in columns.items()}
             ids_of = [completion_ids[i] for i in active] if completion_ids is not None else None

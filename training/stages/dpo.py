@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from training.config import DpoConfig
+from training.models import load_tokenizer
 from training.stages.checkpoints import FINAL, save_final
 from training.stages.report import write_stage_report
 from training.stages.runner import (
     Rows,
+    check_steps,
     checked_stage,
+    fitting_rows,
     lora_config,
     run_in_stage,
     stage_inputs,
@@ -38,6 +41,11 @@ def run_dpo(config: DpoConfig) -> int:
     train_rows, holdout_rows = stage_inputs(
         config, "pairs", "has no preference pairs (pairs/train.jsonl is empty): export with a "
         "lower --min-gain")
+    tokenizer = load_tokenizer(config.model)
+    train_rows = fitting_rows("dpo", train_rows, tokenizer, config.max_length, "pairs")
+    holdout_rows = fitting_rows("dpo", holdout_rows, tokenizer, config.max_length, "pairs",
+                                split="holdout")
+    check_steps(config, len(train_rows), "pairs", 1, "")
     return run_in_stage(checked_stage(config), config,
                         lambda out, resume: train(config, out, train_rows, holdout_rows, resume))
 

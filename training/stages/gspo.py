@@ -18,6 +18,7 @@ from typing import Any
 
 from training.config import GspoConfig
 from training.errors import UsageError
+from training.parallel import summed
 from training.rewards import make_reward, r3_filter
 from training.rewards.judge import Judge
 from training.stages.checkpoints import FINAL, save_final
@@ -25,14 +26,20 @@ from training.stages.holdout import decode_columns, encode_columns, holdout_rewa
 from training.stages.report import write_stage_report
 from training.stages.runner import (
     Rows,
+    check_steps,
     checked_stage,
     lora_config,
+    processes,
     quiet_renames,
     run_in_stage,
+    speed_arguments,
     stage_inputs,
     start_model,
     trl_arguments,
 )
+
+# The reward statistics each process counts for itself, summed over processes for the report.
+COUNTS = frozenset({"scored", "unscorable", "masked", "calls"})
 
 
 class DecodedReward:
@@ -57,13 +64,30 @@ def vllm_settings(config: GspoConfig) -> dict[str, Any]:
     if mode == "auto":
         mode = "colocate" if available and torch.cuda.is_available() else "off"
     if mode == "off":
-        return {"use_vllm": False}
+        # Without vLLM, transformers' continuous batching (paged KV cache) on a GPU.
+        return {"use_vllm": False,
+                "use_transformers_continuous_batching": torch.cuda.is_available()}
     if not available:
         raise UsageError(f"--vllm-mode {mode} needs vLLM installed (pip install vllm)")
     settings: dict[str, Any] = {"use_vllm": True, "vllm_mode": mode}
     if mode == "server":
         settings["vllm_server_base_url"] = config.vllm_url
     return settings
+
+
+def check_prompt_steps(config: GspoConfig, rows: int, where: str = "") -> None:
+    """GRPO samples whole groups: one step takes batch x grad-accum x processes completions,
+    that is that many / G prompts, and a short last batch is dropped. Zero steps is an error."""
+    completions = max(config.batch_size * config.grad_accum * processes(),
+                      config.generation_batch_size)
+    per_step = completions // config.num_generations
+    numbers = (f"--batch-size {config.batch_size} x --grad-accum {config.grad_accum} x "
+               f"{processes()} process(es) / --num-generations {config.num_generations}")
+    if completions == config.generation_batch_size:
+        numbers = (f"--generation-batch-size {completions} / --num-generations "
+                   f"{config.num_generations}")
+    check_steps(config, rows, f"training prompts{' ' + where if where else ''}", per_step,
+                numbers)
 
 
 def open_judge(config: GspoConfig, retries: int | None = None) -> Judge:
@@ -83,6 +107,7 @@ def open_judge(config: GspoConfig, retries: int | None = None) -> Judge:
 def run_gspo(config: GspoConfig) -> int:
     train_rows, holdout_rows = stage_inputs(config, "prompts", "has no RL prompt rows")
     holdout_rows = holdout_rows[:config.eval_prompts]
+    check_prompt_steps(config, len(train_rows))
     generation = vllm_settings(config)
     stage = checked_stage(config)
     with ExitStack() as stack:
@@ -103,13 +128,17 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
     from trl import GRPOConfig, GRPOTrainer
 
     dtype, tokenizer, model = start_model(config)
+    fast, speed = speed_arguments(model)
     train_rows, reward = r3_filter.prepare(config, model, tokenizer, train_rows, reward)
+    check_prompt_steps(config, len(train_rows), "left by --r3-filter")
     fields = dict(
         importance_sampling_level="sequence", loss_type="grpo", num_train_epochs=config.epochs,
         learning_rate=config.learning_rate, num_generations=config.num_generations,
         beta=config.beta, epsilon=config.epsilon, epsilon_high=config.epsilon_high,
         temperature=config.temperature, top_p=config.top_p, top_k=config.top_k,
-        max_completion_length=config.max_completion_length, **generation)
+        max_completion_length=config.max_completion_length, **generation, **fast)
+    if config.generation_batch_size:
+        fields["generation_batch_size"] = config.generation_batch_size
     # A reward's own loss settings (DRO's, with --reward r3) win over the stage's.
     args = trl_arguments(GRPOConfig, config, out, dtype,
                          **{**fields, **getattr(reward, "config_overrides", {})})
@@ -122,13 +151,15 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
                             config.max_completion_length)
     seen = _scored(reward)
     result = trainer.train(resume_from_checkpoint=resume)
-    trained = _scored(reward) - seen
+    trained = summed({"scored": _scored(reward) - seen}, COUNTS)["scored"]
     after = holdout_reward(trainer.model, tokenizer, holdout_rows, reward,
                            config.max_completion_length)
     save_final(trainer, tokenizer, out / FINAL, merge=config.merge)
     history = trainer.state.log_history
     zero_std = [h["frac_reward_zero_std"] for h in history if "frac_reward_zero_std" in h]
-    stats = reward.stats() if hasattr(reward, "stats") else {}
+    # Each process counted what it scored; shared state (the reference pointers) is one.
+    stats = summed(reward.stats() if hasattr(reward, "stats") else {}, COUNTS)
+    judge_calls = summed({"calls": judge.calls if judge else 0}, COUNTS)["calls"]
     summary = {"steps": result.global_step, "train_loss": result.training_loss,
                "completions": trained, "train_runtime": result.metrics.get("train_runtime"),
                "holdout_reward": {"before": before["mean"], "after": after["mean"],
@@ -136,10 +167,12 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
                "reward_stats": stats,
                "zero_std_group_share": sum(zero_std) / len(zero_std) if zero_std else None,
                "generation": "vllm-" + generation["vllm_mode"] if generation["use_vllm"]
+               else "transformers-paged" if generation.get("use_transformers_continuous_batching")
                else "transformers",
+               "speed": speed,
                "rows": {"train": len(train_rows), "holdout": len(holdout_rows)},
                "lora": config.lora, "merged": config.merge,
-               "judge_calls": judge.calls if judge else 0}
+               "judge_calls": judge_calls}
     write_stage_report(out, "gspo", history, summary)
     return summary
 

@@ -4,7 +4,10 @@ not at all."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -83,6 +86,51 @@ def stage_inputs(config: TrainConfig, kind: str, empty: str) -> tuple[Rows, Rows
     return train_rows, holdout_rows
 
 
+def processes() -> int:
+    """Processes training together (`accelerate launch` sets WORLD_SIZE; alone: 1)."""
+    return max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
+
+
+def prompt_tokens(tokenizer: Any, prompt: list[dict[str, Any]]) -> int:
+    """Tokens of a conversational prompt as the trainer renders it (chat template, with the
+    assistant turn opened)."""
+    ids = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
+    if isinstance(ids, dict) or hasattr(ids, "keys"):
+        ids = ids["input_ids"]
+    return len(ids)
+
+
+def fitting_rows(stage: str, rows: Rows, tokenizer: Any, max_length: int, noun: str,
+                 split: str = "train") -> Rows:
+    """The rows whose prompt leaves room for answer tokens within --max-length (TRL would
+    truncate the others to nothing, or drop them itself and fail on an empty dataset). Says
+    on stderr how many it dropped; a UsageError when none is left of the training rows."""
+    kept = [r for r in rows if prompt_tokens(tokenizer, r["prompt"]) < max_length]
+    dropped = len(rows) - len(kept)
+    if rows and not kept and split == "train":
+        raise UsageError(f"all {len(rows)} {noun} exceed --max-length {max_length} tokens; "
+                         "raise it or shorten prompts at export (--max-prompt-tokens)")
+    if dropped:
+        print(f"{stage}: dropped {dropped} of {len(rows)} {split} {noun} whose prompt fills "
+              f"--max-length {max_length} tokens", file=sys.stderr)
+    return kept
+
+
+def check_steps(config: TrainConfig, rows: int, noun: str, per_step: int,
+                numbers: str) -> None:
+    """A UsageError when training would take zero optimiser steps: fewer `rows` than one step
+    takes (`per_step`, explained by `numbers`), or --epochs 0 with no --max-steps."""
+    if rows < per_step:
+        raise UsageError(f"{rows} {noun} make 0 steps: one step takes {per_step} ({numbers}); "
+                         "lower --batch-size or --grad-accum, or export more")
+    if rows == 0:
+        raise UsageError(f"no {noun} to train on")
+    epochs = getattr(config, "epochs", 1.0)
+    if config.max_steps <= 0 and epochs == 0:
+        raise UsageError("--epochs 0 with no --max-steps makes 0 steps: raise --epochs or set "
+                         "--max-steps")
+
+
 def checked_stage(config: TrainConfig) -> StageDir:
     """--out as a stage directory, failing now when it is in the way."""
     stage = StageDir(config.out, overwrite=config.overwrite, resume=config.resume)
@@ -108,9 +156,36 @@ def run_in_stage(stage: StageDir, config: TrainConfig,
 
 
 def start_model(config: TrainConfig) -> tuple[Any, Any, Any]:
-    """(dtype, tokenizer, model) of --model for --precision."""
+    """(dtype, tokenizer, model) of --model for --precision, with FlashAttention 2 on a GPU
+    where the flash-attn package is installed (padding-free SFT needs it)."""
     dtype = dtype_for(config.precision)
-    return dtype, load_tokenizer(config.model), load_model(config.model, dtype)
+    return dtype, load_tokenizer(config.model), load_model(config.model, dtype,
+                                                           attention=attention_for(dtype))
+
+
+def attention_for(dtype: Any) -> str | None:
+    import torch
+
+    if (torch.cuda.is_available() and dtype != torch.float32
+            and importlib.util.find_spec("flash_attn") is not None):
+        return "flash_attention_2"
+    return None
+
+
+def speed_arguments(model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(TRL/transformers fields, what they are for the report) that make training faster
+    where the setup allows: Liger's fused kernels when liger-kernel is installed, torch's
+    fused AdamW on CUDA."""
+    import torch
+
+    fields: dict[str, Any] = {}
+    if importlib.util.find_spec("liger_kernel") is not None:
+        fields["use_liger_kernel"] = True
+    if torch.cuda.is_available():
+        fields["optim"] = "adamw_torch_fused"
+    attention = getattr(model.config, "_attn_implementation", None) or "eager"
+    return fields, {"attention": attention, "liger": bool(fields.get("use_liger_kernel")),
+                    "optim": fields.get("optim", "adamw_torch")}
 
 
 def trl_arguments(cls: type, config: TrainConfig, out: Path, dtype: Any, **fields: Any) -> Any:

@@ -12,13 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from training.config import SftConfig
+from training.models import load_tokenizer
 from training.stages.checkpoints import FINAL, save_final
 from training.stages.report import write_stage_report
 from training.stages.runner import (
     Rows,
+    check_steps,
     checked_stage,
+    fitting_rows,
     lora_config,
     run_in_stage,
+    speed_arguments,
     stage_inputs,
     start_model,
     trl_arguments,
@@ -34,6 +38,11 @@ def _dataset(rows: list[dict[str, Any]]) -> Any:
 
 def run_sft(config: SftConfig) -> int:
     train_rows, holdout_rows = stage_inputs(config, "sft", "has no sft training rows")
+    tokenizer = load_tokenizer(config.model)
+    train_rows = fitting_rows("sft", train_rows, tokenizer, config.max_length, "rows")
+    holdout_rows = fitting_rows("sft", holdout_rows, tokenizer, config.max_length, "rows",
+                                split="holdout")
+    check_steps(config, len(train_rows), "sft rows", 1, "")
     return run_in_stage(checked_stage(config), config,
                         lambda out, resume: train(config, out, train_rows, holdout_rows, resume))
 
@@ -43,10 +52,17 @@ def train(config: SftConfig, out: Path, train_rows: Rows, holdout_rows: Rows,
     from trl import SFTConfig, SFTTrainer
 
     dtype, tokenizer, model = start_model(config)
+    fast, speed = speed_arguments(model)
+    # Padding-free packing (rows packed best-fit into --max-length, no pad tokens) is exact
+    # only where attention restarts at each row's position 0: the FlashAttention kernels.
+    packed = speed["attention"].startswith("flash_attention")
+    speed["padding_free"] = packed
+    if packed:
+        fast.update(packing=True, packing_strategy="bfd", padding_free=True)
     args = trl_arguments(SFTConfig, config, out, dtype, num_train_epochs=config.epochs,
                          learning_rate=config.learning_rate, completion_only_loss=True,
                          max_length=config.max_length,
-                         per_device_eval_batch_size=config.batch_size)
+                         per_device_eval_batch_size=config.batch_size, **fast)
     holdout = _dataset(holdout_rows) if holdout_rows else None
     trainer = SFTTrainer(model=model, args=args, train_dataset=_dataset(train_rows),
                          eval_dataset=holdout, processing_class=tokenizer,
@@ -61,6 +77,6 @@ def train(config: SftConfig, out: Path, train_rows: Rows, holdout_rows: Rows,
                "tokens": int(tokens[-1]) if tokens else None,
                "holdout_loss": {"before": before, "after": after},
                "rows": {"train": len(train_rows), "holdout": len(holdout_rows)},
-               "lora": config.lora, "merged": config.merge}
+               "lora": config.lora, "merged": config.merge, "speed": speed}
     write_stage_report(out, "sft", trainer.state.log_history, summary)
     return summary
