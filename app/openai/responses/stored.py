@@ -26,8 +26,7 @@ from app.openai.responses.items import Item
 from llm.errors import InvalidRequest, NotFound
 from store.errors import InvalidCursor
 from store.group_commit import ResponseWriter
-from store.ids import new_id
-from store.records import ResponseRecord
+from store.records import ResponseRecord, new_id
 from store.responses import ResponseRepository
 
 log = logging.getLogger("redraft.responses")
