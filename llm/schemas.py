@@ -14,7 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from llm.base import JsonSchema
-from rubrics.checklist import name_key
+
+
+def name_key(name: str) -> str:
+    """Names that differ only in case or spacing are the same dimension to a judge."""
+    return " ".join(name.split()).casefold()
+
 
 NAME_CHARS = 80      # a dimension or candidate name
 LINE_CHARS = 400     # a description, rationale, reason, objective, action or summary

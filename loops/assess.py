@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
+from llm.schemas import EVIDENCE_CHARS, array, clip, obj, text
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from loops.options import EvaluationMode
@@ -31,7 +32,6 @@ from loops.trace import Reflection
 from rubrics.checklist import Checklist, Evaluation, name_key
 from rubrics.evaluate import Judged, evaluate, flag_unquoted, joint_schema
 from rubrics.evidence import retry_note
-from rubrics.schemas import EVIDENCE_CHARS, array, clip, obj, text
 
 
 class AssessOut(AnswerModel):

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm.base import Backend
+from llm.conversation import detect_language, target_text
 from llm.errors import NotFound, UpstreamError, UpstreamTimeout, UpstreamUnavailable
 from llm.types import ChatParams, Message, Usage
 from rubrics.agents import build_checklist
 from rubrics.cache import ChecklistCache, checklist_cache_key
 from rubrics.checklist import Checklist, checklist_id, from_json
-from rubrics.conversation import detect_language, target_text
 from rubrics.packs import PackLibrary
 from rubrics.writingbench import from_writingbench
 from store.checklists import ChecklistRepository

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from llm.base import Backend
+from llm.conversation import target_text
 from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.answer import scaffolding
@@ -34,7 +35,6 @@ from loops.prompting import Attempt, render_history
 from loops.rewrite import render_reflection, rewrite
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checklist import Checklist
-from rubrics.conversation import target_text
 from store.records import new_id
 
 log = logging.getLogger(__name__)

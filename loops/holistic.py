@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
+from llm.conversation import render_conversation, target_text
 from llm.errors import UpstreamError
+from llm.schemas import EVIDENCE_CHARS
 from llm.structured import AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from loops.assess import Assessment
@@ -25,8 +27,6 @@ from loops.prompting import Attempt, language_rule, template
 from loops.reflection import Reflected
 from loops.trace import Reflection, ReflectionItem
 from rubrics.checklist import Checklist, Evaluation
-from rubrics.conversation import render_conversation, target_text
-from rubrics.schemas import EVIDENCE_CHARS
 
 LOW, HIGH = 1, 10
 OVERALL = "Overall quality"

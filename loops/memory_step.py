@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm.base import Backend
+from llm.conversation import target_text
 from llm.types import ChatParams, Completion, Message, Usage
 from loops.answer import clean_answer
 from loops.prompting import template
@@ -25,7 +26,6 @@ from loops.rewrite import revision_messages
 from loops.trace import LoopTrace
 from memory.bank import Hit, MemoryBank
 from memory.recollect import Selected, select, summarise, task_key
-from rubrics.conversation import target_text
 from store.records import ExperienceRecord
 
 log = logging.getLogger(__name__)

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
+from llm.conversation import target_text
+from llm.schemas import EVIDENCE_CHARS, LINE_CHARS, array, clip, obj, one_of, text
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from loops.prompting import Attempt, language_rule, render_history, render_scores, template
 from loops.trace import Reflection, ReflectionItem
 from rubrics.checklist import Checklist, Dimension, Evaluation, name_key
-from rubrics.conversation import target_text
 from rubrics.evaluate import judge_messages
-from rubrics.schemas import EVIDENCE_CHARS, LINE_CHARS, array, clip, obj, one_of, text
 from rubrics.templates import render
 
 MAX_ITEMS = 4

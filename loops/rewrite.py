@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llm.base import Backend
+from llm.conversation import message_text, target_text
 from llm.types import ChatParams, Completion, Message
 from loops.answer import clean_answer
 from loops.prompting import Attempt, language_rule, render_history, template
 from loops.trace import Reflection
-from rubrics.conversation import message_text, target_text
 
 
 def render_reflection(reflection: Reflection) -> str:

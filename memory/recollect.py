@@ -17,11 +17,11 @@ from string import Template
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
+from llm.conversation import render_conversation, target_text
+from llm.schemas import LINE_CHARS, array, clip, obj, one_of, text
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from memory.bank import Hit
-from rubrics.conversation import render_conversation, target_text
-from rubrics.schemas import LINE_CHARS, array, clip, obj, one_of, text
 
 KEY_WORDS = 40
 KEY_CHARS, KEY_CONSTRAINTS = 120, 8

@@ -18,14 +18,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
+from llm.conversation import detect_language, render_conversation, target_text
 from llm.errors import InvalidRequest
-from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
-from llm.types import ChatParams, Message, Usage
-from rubrics.checklist import ANY, Checklist, Limits, name_key
-from rubrics.conversation import detect_language, render_conversation, target_text
-from rubrics.packs import PackLibrary
-from rubrics.repair import prompt_runs, repair_checklist, specific_bands
-from rubrics.schemas import (
+from llm.schemas import (
     LINE_CHARS,
     NAME_CHARS,
     array,
@@ -35,6 +30,11 @@ from rubrics.schemas import (
     one_of,
     text,
 )
+from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
+from llm.types import ChatParams, Message, Usage
+from rubrics.checklist import ANY, Checklist, Limits, name_key
+from rubrics.packs import PackLibrary
+from rubrics.repair import prompt_runs, repair_checklist, specific_bands
 from rubrics.templates import fixed_text, render
 
 log = logging.getLogger(__name__)

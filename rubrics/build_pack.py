@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from llm.conversation import detect_language
 from rubrics.checklist import Checklist
-from rubrics.conversation import detect_language
 from rubrics.writingbench import from_writingbench, record_criteria
 
 # Release folder -> id tag. Index values are per release, so ids must say which one.

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
+from llm.conversation import normalised_conversation
 from llm.types import Message
 from rubrics.checklist import Checklist, ChecklistInvalid, from_json, to_json
-from rubrics.conversation import normalised_conversation
 
 log = logging.getLogger(__name__)
 

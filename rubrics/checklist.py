@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from llm.errors import InvalidRequest
+from llm.schemas import name_key
 from llm.structured import describe_error
 
 Source = Literal["generated", "cache", "pack", "user"]
@@ -135,11 +136,6 @@ class Dimension(_Frozen):
         value = self.clamp(score)
         return DimensionScore(name=self.name, score=value, evidence=evidence,
                               band=self.band_index(value))
-
-
-def name_key(name: str) -> str:
-    """Names that differ only in case or spacing are the same dimension to a judge."""
-    return " ".join(name.split()).casefold()
 
 
 class Checklist(_Frozen):

@@ -18,7 +18,9 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from llm.base import Backend, JsonSchema
+from llm.conversation import render_conversation
 from llm.errors import InvalidRequest, UpstreamError
+from llm.schemas import EVIDENCE_CHARS, integer, obj, text
 from llm.structured import (
     RETRY,
     AnswerInvalid,
@@ -30,9 +32,7 @@ from llm.structured import (
 )
 from llm.types import ChatParams, Message, Usage
 from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
-from rubrics.conversation import render_conversation
 from rubrics.evidence import FLAG, quoted, retry_note
-from rubrics.schemas import EVIDENCE_CHARS, integer, obj, text
 from rubrics.templates import render
 
 Mode = Literal["joint", "per_dimension"]

@@ -17,8 +17,7 @@ from typing import Any
 
 from llm.base import JsonSchema
 from llm.errors import InvalidRequest, NotFound, UpstreamUnavailable
-from llm.local_decode import DecodeOptions, Finished, decode
-from llm.local_json import (
+from llm.local.constrain import (
     JsonConstraint,
     build_ll_tokenizer,
     compile_grammar,
@@ -26,7 +25,8 @@ from llm.local_json import (
     requested_schema,
     schema_problem,
 )
-from llm.local_model import LoadedModel, ModelLoadError, encode_prompt, load_model
+from llm.local.decode import DecodeOptions, Finished, decode
+from llm.local.model import LoadedModel, ModelLoadError, encode_prompt, load_model
 from llm.types import ChatParams, Choice, Chunk, ChunkChoice, Completion, Message, Usage
 
 __all__ = ["LocalBackend", "ModelLoadError"]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from llm.local_model import LoadedModel
+from llm.local.model import LoadedModel
 
 
 class Constraint(Protocol):

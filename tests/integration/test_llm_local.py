@@ -16,8 +16,8 @@ tokenizers = pytest.importorskip("tokenizers")
 
 from llm.errors import InvalidRequest, NotFound, UpstreamUnavailable  # noqa: E402
 from llm.local import LocalBackend, ModelLoadError  # noqa: E402
-from llm.local_json import schema_problem  # noqa: E402
-from llm.local_model import encode_prompt  # noqa: E402
+from llm.local.constrain import schema_problem  # noqa: E402
+from llm.local.model import encode_prompt  # noqa: E402
 from llm.types import ChatParams  # noqa: E402
 
 SPECIALS = ["<s>", "</s>", "<pad>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
@@ -211,7 +211,7 @@ async def test_response_format_json_schema_is_honoured_when_streaming(backend):
 
 async def test_without_constrained_decoding_invalid_json_is_retried_then_returned(
         backend, monkeypatch):
-    monkeypatch.setattr("llm.local.build_ll_tokenizer", lambda *args: None)
+    monkeypatch.setattr("llm.local.backend.build_ll_tokenizer", lambda *args: None)
     once = await backend.chat(PROMPT, ChatParams(max_tokens=10))
     completion = await backend.chat(PROMPT, ChatParams(max_tokens=10), schema=SCHEMA)
 

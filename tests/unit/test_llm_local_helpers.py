@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from llm.errors import InvalidRequest
-from llm.local_decode import _StopScanner
-from llm.local_json import requested_schema, schema_problem
-from llm.local_model import ModelLoadError, flatten_content, load_model
+from llm.local.constrain import requested_schema, schema_problem
+from llm.local.decode import _StopScanner
+from llm.local.model import ModelLoadError, flatten_content, load_model
 from llm.types import ChatParams
 
 SCHEMA = {

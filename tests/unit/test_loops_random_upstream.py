@@ -14,6 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from bench.fakes.random_instance import RandomInstance
+from llm.schemas import strict_problems
 from llm.scripted import ScriptedBackend
 from llm.structured import RETRY
 from llm.types import ChatParams
@@ -29,7 +30,6 @@ from memory.recollect import KEY_SCHEMA, SUMMARY_SCHEMA, selection_schema
 from rubrics.agents import AxialDimension, Candidate, _Task, build_checklist
 from rubrics.checklist import Band, Checklist, Dimension
 from rubrics.evaluate import joint_schema, judged_schema
-from rubrics.schemas import strict_problems
 from store import Store
 
 RETRY_OPENING = RETRY.split(":")[0]

@@ -7,12 +7,12 @@ import json
 import pytest
 
 from llm.errors import UpstreamError, UpstreamUnavailable
+from llm.schemas import strict_problems
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
 from rubrics.agents import build_checklist
 from rubrics.packs import PackLibrary
 from rubrics.repair import generic_band
-from rubrics.schemas import strict_problems
 from rubrics.templates import render
 
 PARAMS = ChatParams(model="writer", temperature=0.2, n=3, tools=[{"type": "function"}])

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from rubrics.conversation import message_text, normalised_conversation
+from llm.conversation import message_text, normalised_conversation
 from store import CandidateRecord, LoopRecord
 
 Counter = Callable[[str], int]

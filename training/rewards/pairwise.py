@@ -17,13 +17,13 @@ from typing import Any, Literal
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
+from llm.conversation import render_conversation
 from llm.errors import RedraftError
+from llm.schemas import obj, one_of, text
 from llm.structured import AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message
 from rubrics.checklist import ChecklistInvalid, from_json
-from rubrics.conversation import render_conversation
 from rubrics.evaluate import render_checklist
-from rubrics.schemas import obj, one_of, text
 from rubrics.templates import render
 from training.data.think import split_think
 from training.parallel import gather

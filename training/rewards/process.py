@@ -21,13 +21,13 @@ from typing import Any, Literal
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
+from llm.conversation import render_conversation
 from llm.errors import RedraftError
+from llm.schemas import array, obj, one_of, text
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message
 from rubrics.checklist import ChecklistInvalid, from_json
-from rubrics.conversation import render_conversation
 from rubrics.evaluate import render_checklist
-from rubrics.schemas import array, obj, one_of, text
 from rubrics.templates import render
 from training.data.think import split_think
 from training.rewards.judging import JudgedReward, JudgeLike, completion_text
