@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from llm.errors import InvalidRequest
 from llm.schemas import name_key
 from llm.structured import describe_error
+from rubrics.checks.model import Check
 
 Source = Literal["generated", "cache", "pack", "user"]
 
@@ -142,6 +143,8 @@ class Checklist(_Frozen):
     dimensions: tuple[Dimension, ...]
     source: Source = "generated"
     language: str | None = None
+    # requirements verified in code (rubrics.checks); no judge scores them
+    checks: tuple[Check, ...] = ()
 
     @field_validator("dimensions")
     @classmethod

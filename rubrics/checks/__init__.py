@@ -1,0 +1,8 @@
+"""Requirements checked in code: the registry of check kinds, running them on a text, and
+finding them in a request (a deterministic pre-pass for common English and Chinese phrasings,
+and the checklist agents asked under a schema built from the registry)."""
+
+from rubrics.checks.model import Check, CheckOutcome, CheckSource
+from rubrics.checks.run import pass_rate, run_checks
+
+__all__ = ["Check", "CheckOutcome", "CheckSource", "pass_rate", "run_checks"]

@@ -1,0 +1,46 @@
+"""A check: a requirement of the request that code can verify on the text, with no judge.
+
+A check names a kind from the registry (`rubrics.checks.kinds.KINDS`) and that kind's typed
+parameters; `quote` holds the words of the request it came from, so a check the request does
+not support can be dropped. Running a check gives a `CheckOutcome`: pass or fail, the value
+measured on the text and the target, both in words a reflection can quote ("45 words; needs
+at least 120").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CheckSource = Literal["prepass", "agent", "pack", "user"]
+
+
+class Check(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str = Field(min_length=1, max_length=64)
+    params: dict[str, Any] = Field(default_factory=dict)
+    quote: str = Field(default="", max_length=400)
+    source: CheckSource = "prepass"
+
+    def key(self) -> tuple[str, str]:
+        """Two checks with the same kind and parameters are the same requirement."""
+        import json
+
+        return self.kind, json.dumps(self.params, sort_keys=True, ensure_ascii=False)
+
+
+class CheckOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    passed: bool
+    measured: str   # what the text has: "45 words"
+    target: str     # what the request asks: "at least 120 words"
+    quote: str = ""
+
+    def line(self) -> str:
+        """One line for a trace, a reflection item or the admin UI."""
+        mark = "pass" if self.passed else "FAIL"
+        return f"[{mark}] {self.kind}: {self.measured}; needs {self.target}"
