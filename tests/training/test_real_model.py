@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.training.serving import serve_and_ask
 from training.distill import main
 
 pytestmark = [
@@ -44,12 +45,6 @@ def test_sft_on_the_real_model_lowers_the_held_out_loss(sft_out):
 
 def test_gspo_on_the_real_model_and_its_checkpoint_answers(sft_out, dataset_dir, tmp_path,
                                                            monkeypatch):
-    from fastapi.testclient import TestClient
-    from openai import OpenAI
-
-    from app.factory import create_app
-    from app.settings import load_settings
-
     out = tmp_path / "gspo"
     assert main(["gspo", "--data", str(dataset_dir), "--model", str(sft_out / "final"),
                  "--out", str(out), "--reward", "r3", "--num-generations", "2",
@@ -59,18 +54,7 @@ def test_gspo_on_the_real_model_and_its_checkpoint_answers(sft_out, dataset_dir,
     assert run["steps"] == 2 and run["completions"] == 4
     assert run["reward_stats"]["unscorable"] == 0
 
-    for key in ("REDRAFT_API_KEYS", "REDRAFT_ADMIN_KEY", "REDRAFT_UPSTREAM_URL",
-                "REDRAFT_DATABASE_URL", "REDRAFT_BACKEND"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("REDRAFT_MODEL", str(out / "final"))
-    settings = load_settings(data={"dir": tmp_path}, local={"device": "cpu", "max_new_tokens": 8},
-                             reflection={"enabled": False}, memory={"enabled": False})
-    assert settings.resolved_backend == "local"
-    with TestClient(create_app(settings)) as http:
-        client = OpenAI(base_url="http://testserver/v1", api_key="unused", http_client=http,
-                        max_retries=0)
-        (served,) = [m.id for m in client.models.list()]
-        reply: Any = client.chat.completions.create(
-            model=served, messages=[{"role": "user", "content": "Say hello."}])
+    reply = serve_and_ask(out / "final", tmp_path, monkeypatch, "Say hello.",
+                          max_new_tokens=8)
     assert reply.choices[0].message.content.strip()
     assert 0 < reply.usage.completion_tokens <= 8

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.training.serving import serve_and_ask
 from training.distill import main
 
 pytestmark = pytest.mark.filterwarnings(
@@ -69,26 +69,9 @@ def test_report_needs_a_run_directory(tmp_path, capsys):
 
 
 def test_the_checkpoint_is_served_by_the_local_backend(run_dir, tmp_path, monkeypatch):
-    from fastapi.testclient import TestClient
-    from openai import OpenAI
-
-    from app.factory import create_app
-    from app.settings import load_settings
-
-    for key in ("REDRAFT_API_KEYS", "REDRAFT_ADMIN_KEY", "REDRAFT_UPSTREAM_URL",
-                "REDRAFT_DATABASE_URL", "REDRAFT_BACKEND"):
-        monkeypatch.delenv(key, raising=False)
-    final = run_dir / "gspo" / "final"
-    monkeypatch.setenv("REDRAFT_MODEL", str(final))  # REDRAFT_MODEL=out/gspo/final redraft serve
-    settings = load_settings(data={"dir": tmp_path}, local={"device": "cpu", "max_new_tokens": 6},
-                             reflection={"enabled": False}, memory={"enabled": False})
-    assert settings.resolved_backend == "local"
-    with TestClient(create_app(settings)) as http:
-        client = OpenAI(base_url="http://testserver/v1", api_key="unused", http_client=http,
-                        max_retries=0)
-        (served,) = [m.id for m in client.models.list()]
-        reply: Any = client.chat.completions.create(
-            model=served, messages=[{"role": "user", "content": "Write a short note."}])
+    # REDRAFT_MODEL=out/gspo/final redraft serve
+    reply = serve_and_ask(run_dir / "gspo" / "final", tmp_path, monkeypatch,
+                          "Write a short note.", max_new_tokens=6)
     assert reply.choices[0].message.role == "assistant"
     assert reply.usage.completion_tokens == 6  # the tiny model never ends early
     assert reply.choices[0].message.content
