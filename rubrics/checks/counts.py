@@ -28,9 +28,12 @@ _HIGHLIGHT = re.compile(r"\*\*[^*\n]+\*\*|(?<!\*)\*[^*\n\s][^*\n]*\*(?!\*)")
 _PLACEHOLDER = re.compile(r"(?<!\[)\[[^\[\]\n]{1,80}\](?!\])")
 _CAPITAL_WORD = re.compile(r"\b[A-Z]{2,}(?:['’-][A-Z]+)*\b")
 _ZH_NUMERAL = "一二三四五六七八九十百零〇两"
-# a section heading when the request names no marker: a markdown heading, "一、", "第一部分/章/节"
-_ZH_SECTION = re.compile(rf"^[ \t]*(?:#{{1,6}}[ \t]+\S|[{_ZH_NUMERAL}]+[、.．]"
-                         rf"|第[{_ZH_NUMERAL}\d]+[部分章节篇])", re.M)
+# a section heading when the request names no marker: "一、", "第一部分/章/节", "Part 1"
+_ORDINAL_SECTION = re.compile(rf"^[ \t#*]*(?:[{_ZH_NUMERAL}]+[、.．]"
+                              rf"|第[{_ZH_NUMERAL}\d]+[部分章节篇]"
+                              r"|(?:part|chapter|section)\s+(?:\d+|[ivx]+|one|two|three|four|five)\b)",
+                              re.M | re.I)
+_HEADING_LEVEL = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+\S", re.M)
 
 
 def count_words(text: str) -> int:
@@ -58,7 +61,12 @@ def count_sections(text: str, marker: str | None) -> int:
     """Lines opening with `marker` and a number or a word ("SECTION 1", "Section X"), or with
     no marker, section headings (markdown or Chinese ordinals)."""
     if not marker:
-        return len(_ZH_SECTION.findall(text))
+        # headings of the shallowest level used more than once (a lone title above them is
+        # not a section), or ordinal openings, whichever finds more
+        levels = [len(h) for h in _HEADING_LEVEL.findall(text)]
+        repeated = [lv for lv in set(levels) if levels.count(lv) > 1]
+        headed = levels.count(min(repeated)) if repeated else len(levels)
+        return max(headed, len(_ORDINAL_SECTION.findall(text)))
     pattern = re.compile(rf"^[ \t#*]*{re.escape(marker.strip())}[ \t]*[\w{_ZH_NUMERAL}]", re.M)
     return len(pattern.findall(text))
 

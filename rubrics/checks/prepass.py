@@ -78,9 +78,10 @@ _UNITS_EN = {
     "sentence": "sentence_count", "section": "section_count", "heading": "heading_count",
     "highlighted section": "highlight_count", "placeholder": "placeholder_count",
     "numbered item": "numbered_count", "numbered point": "numbered_count",
+    "part": "section_count", "chapter": "section_count",
 }
 _UNIT_EN = r"(highlighted\s+sections?|bullet\s+points?|bullets?|numbered\s+(?:items?|points?)|" \
-           r"paragraphs?|sentences?|sections?|headings?|placeholders?)"
+           r"paragraphs?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
 
 
 def _unit_kind(word: str) -> str:
@@ -144,6 +145,7 @@ _ZH_CHARS = r"(?:个)?(?:汉)?字(?!母|段|句|体|号|幕|条)"
 _ZH_UNITS = {"段": "paragraph_count", "个段落": "paragraph_count", "段落": "paragraph_count",
              "个部分": "section_count", "部分": "section_count", "个章节": "section_count",
              "章": "section_count", "个小标题": "heading_count", "句话": "sentence_count",
+             "个板块": "section_count", "大板块": "section_count",
              "句": "sentence_count"}
 
 
@@ -220,6 +222,9 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     # Chinese counts of parts
     (rf"(?:分为|分成|包括|包含|共|分|划分为|写)\s*{_ZN}\s*(个部分|部分|段落|个段落|个章节|个小标题|"
      r"段|句话)", _zh_units),
+    (rf"(?:分为|分成|包含|包括|按|按照|要求|涵盖)[^。；\n]{{1,60}}?(?<![每第]){_ZN}\s*(个部分|个板块|"
+     r"大板块|个章节)", _zh_units),
+    (r"((?:[‘'“\"][^’'”\"\n]{1,20}[’'”\"][、，,和及与]?\s*)+)等?(?:关键词|关键字)", _keywords),
     # Chinese form
     (rf"以\s*{_QUOTED}\s*(?:作为|作)?(?:结尾|结束|收尾)|结尾(?:处)?(?:要|需|需要|必须|请)?"
      rf"(?:写上|加上|是|为|以)\s*{_QUOTED}", lambda m: _phrase("ends_with")(_First(m))),
