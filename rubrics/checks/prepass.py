@@ -36,7 +36,9 @@ _N = rf"({EN_NUMBER})"
 _EACH_AFTER = re.compile(r"^[^.;\n]{0,12}\b(?:each|per|apiece)\b", re.I)
 _EACH_BEFORE = re.compile(r"\b(?:each|every|per)\b[^.;\n]{0,40}$", re.I)
 _EACH_ZH_AFTER = re.compile(r"^\s*/\s*(?:each|per)|^每|^/(?:篇|段|条|章)")
-_EACH_ZH_BEFORE = re.compile(r"每(?:段|篇|条|个|部分|章|节)[^，。；]{0,6}$")
+_EACH_ZH_BEFORE = re.compile(r"每(?:段|篇|条|个|部分|章|节)[^，。；]{0,10}$")
+# "- Main slogan (10-15 words)": a length in parentheses on a list line is that item's
+_LIST_ITEM_PAREN = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)、])[^\n]*[(（]\s*$")
 
 
 def _count(kind: str, relation: str, n: int | None, upper: int | None = None,
@@ -160,6 +162,7 @@ def _zh_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count(kind, "exactly", to_int(m.group(1)), **extra)
 
 
+_NOT_RANGE = r"(?<![\d～~〜到至\-–—])"
 _QUOTED = r"[“\"'「『]([^”\"'」』\n]{1,80})[”\"'」』]"
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) for p, b in (
@@ -216,8 +219,9 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (rf"(?:{_ZH_AT_MOST})\s*{_ZN}\s*{_ZH_CHARS}|{_ZN}\s*{_ZH_CHARS}(?:以内|以下|之内)|"
      rf"(?:控制|限制|限定)在\s*{_ZN}\s*{_ZH_CHARS}(?:以内|之内|以下|内)",
      _zh_chars("at most")),
-    (rf"(?:约|大约|大概|左右)\s*{_ZN}\s*{_ZH_CHARS}|{_ZN}\s*{_ZH_CHARS}\s*(?:左右|上下)|"
-     rf"(?:字数|篇幅|长度)[^，。；\n]{{0,8}}?(?<![\d～~到至-]){_ZN}\s*{_ZH_CHARS}(?![以内之下左上])|"
+    (rf"(?:约|大约|大概|左右)\s*{_ZN}\s*{_ZH_CHARS}|{_NOT_RANGE}{_ZN}\s*{_ZH_CHARS}\s*(?:左右|上下)|"
+     rf"(?:字数|篇幅|长度)(?:要求|控制|限制|保持|大约|大概|为|在|是|约|：|:|\s)*{_ZN}\s*{_ZH_CHARS}"
+     r"(?![以内之下左上])|"
      rf"(?:一篇|一份|一段|写|撰写)\s*(\d+)\s*{_ZH_CHARS}(?:的|之)", _zh_chars("about")),
     # Chinese counts of parts
     (rf"(?:分为|分成|包括|包含|共|分|划分为)\s*{_ZN}\s*(个部分|部分|段落|个段落|个章节|个小标题|"
@@ -225,6 +229,8 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (rf"(?:分为|分成|包含|包括|按|按照|要求|涵盖)[^。；\n]{{1,60}}?(?<![每第]){_ZN}\s*(个部分|个板块|"
      r"大板块|个章节)", _zh_units),
     (r"((?:[‘'“\"][^’'”\"\n]{1,20}[’'”\"][、，,和及与]?\s*)+)等?(?:关键词|关键字)", _keywords),
+    (rf"(?:分为|分成|共)\s*{_ZN}\s*(?:-|–|~|～|到|至)\s*{_ZN}\s*个?(?:自然)?(?:段落|段)",
+     lambda m: _count("paragraph_count", "between", *_numbers(m)[:2], divider=None)),
     # Chinese form
     (rf"以\s*{_QUOTED}\s*(?:作为|作)?(?:结尾|结束|收尾)|结尾(?:处)?(?:要|需|需要|必须|请)?"
      rf"(?:写上|加上|是|为|以)\s*{_QUOTED}", lambda m: _phrase("ends_with")(_First(m))),
@@ -252,6 +258,9 @@ class _First:
 def _per_item(text: str, match: re.Match[str]) -> bool:
     after = text[match.end():match.end() + 30]
     before = text[max(0, match.start() - 40):match.start()]
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    if _LIST_ITEM_PAREN.match(text[line_start:match.start()]):
+        return True
     return bool(_EACH_AFTER.search(after) or _EACH_BEFORE.search(before)
                 or _EACH_ZH_AFTER.match(after) or _EACH_ZH_BEFORE.search(before))
 
