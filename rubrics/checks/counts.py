@@ -67,7 +67,8 @@ def count_sections(text: str, marker: str | None) -> int:
         repeated = [lv for lv in set(levels) if levels.count(lv) > 1]
         headed = levels.count(min(repeated)) if repeated else len(levels)
         return max(headed, len(_ORDINAL_SECTION.findall(text)))
-    pattern = re.compile(rf"^[ \t#*]*{re.escape(marker.strip())}[ \t]*[\w{_ZH_NUMERAL}]", re.M)
+    pattern = re.compile(rf"^[ \t#*]*{re.escape(marker.strip())}[ \t]*[\w{_ZH_NUMERAL}]",
+                         re.M | re.I)
     return len(pattern.findall(text))
 
 
