@@ -175,7 +175,7 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
      _words("at most")),
     (rf"exactly\s+{_N}\s*(?:-\s*)?words?\b", _words("exactly")),
     (rf"(?:{_ABOUT_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("about")),
-    (r"(?<![\w,.])(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)words?\b", _words("about")),
+    (r"(?<![\w,.\-–—~])(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)words?\b", _words("about")),
     # English counts of parts
     (rf"(?:\b({_AT_LEAST_EN}|{_AT_MOST_EN}|exactly|in|of|into|with|has|have|contain|"
      rf"include|use|write|only)\s+)({EN_NUMBER})\s+(?:separate\s+|distinct\s+|short\s+|"
@@ -188,7 +188,7 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
      _flag("lowercase")),
     (r"\ball\s+(?:in\s+)?(?:capital\s+letters|caps|uppercase)\b|\bin\s+all\s+capital\s+letters\b|"
      r"\bentirely\s+in\s+(?:english\s+)?(?:capital|uppercase)\s+letters\b", _flag("uppercase")),
-    (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:using\s+)?(?:any\s+)?|"
+    (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|using\s+)?(?:any\s+)?|"
      r"not?\s+use\s+(?:any\s+)?)commas?\b", _flag("no_commas")),
     (r"\bwrap\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|answer|output)\s+"
      r"(?:with|in)(?:in)?\s+double\s+quot", _flag("quoted")),
