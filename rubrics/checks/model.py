@@ -35,6 +35,10 @@ class Check(BaseModel):
             object.__setattr__(self, "params", filled)
         return self
 
+    def __hash__(self) -> int:
+        # params is a dict; a checklist (hashed by the rubric render cache) must stay hashable
+        return hash((self.key(), self.quote, self.source))
+
     def key(self) -> tuple[str, str]:
         """Two checks with the same kind and parameters are the same requirement."""
         import json

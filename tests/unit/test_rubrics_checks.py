@@ -158,3 +158,15 @@ def test_pass_rate():
                                     Check(kind="no_commas", params={}),
                                     Check(kind="json", params={})])
     assert pass_rate(outcomes) == 0.75 and pass_rate(()) == 1.0
+
+
+def test_checks_and_checklists_that_carry_them_are_hashable():
+    from rubrics.checklist import Band, Checklist, Dimension
+
+    a = Check(kind="keyword", params={"word": "x", "relation": "at least", "n": 1})
+    b = Check(kind="keyword", params={"word": "x", "relation": "at least", "n": 1})
+    assert hash(a) == hash(b) and len({a, b}) == 1
+    bands = (Band(low=1, high=5, description="weak"), Band(low=6, high=10, description="good"))
+    checklist = Checklist(dimensions=(Dimension(name="Tone", description="d", bands=bands),),
+                          checks=(a,))
+    assert hash(checklist) == hash(checklist.model_copy())
