@@ -16,10 +16,13 @@ Build = Callable[[re.Match[str]], list[tuple[str, dict[str, Any]]]]
 _I = re.I | re.S
 
 _AT_LEAST_EN = (r"at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"
-                r"(?:a\s+)?minimum\s+(?:of\s+)?|min\.?|more\s+than|over|exceed(?:ing)?|upwards\s+of")
-_AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:less|fewer)\s+than|under|"
-               r"(?:a\s+)?maximum\s+(?:of\s+)?|max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|"
-               r"limited\s+to|no\s+longer\s+than|below")
+                r"(?:a\s+)?minimum\s+(?:of\s+)?|min\.?")
+_MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than"
+_AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum\s+(?:of\s+)?|"
+               r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
+               r"no\s+longer\s+than")
+_LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below"
+_QUALIFIER_EN = rf"{_AT_LEAST_EN}|{_MORE_THAN_EN}|{_AT_MOST_EN}|{_LESS_THAN_EN}|exactly"
 _ABOUT_EN = r"about|around|approximately|approx\.?|roughly|~|some"
 _DASH = r"\s*(?:-|–|—|~|～|to|and)\s*"
 _N = rf"({EN_NUMBER})"
@@ -33,9 +36,24 @@ LIST_ITEM_PAREN = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)、])[^\n]*[(（]\s*$")
 
 def _count(kind: str, relation: str, n: int | None, upper: int | None = None,
            **extra: Any) -> list[tuple[str, dict[str, Any]]]:
+    """One count check; the strict "more than N" and "less than N" become at least N + 1 and
+    at most N - 1."""
     if n is None:
         return []
+    if relation == "more than":
+        relation, n = "at least", n + 1
+    elif relation == "less than":
+        relation, n = "at most", max(0, n - 1)
     return [(kind, {"relation": relation, "n": n, "upper": upper, **extra})]
+
+
+def relation_of(qualifier: str) -> str:
+    """The relation an English qualifier ("no more than", "over", "exactly") states."""
+    for pattern, relation in ((_AT_LEAST_EN, "at least"), (_MORE_THAN_EN, "more than"),
+                              (_AT_MOST_EN, "at most"), (_LESS_THAN_EN, "less than")):
+        if re.fullmatch(pattern, " ".join(qualifier.split()), re.I):
+            return relation
+    return "exactly"
 
 
 def _approx(kind: str, n: int | None, **extra: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -82,9 +100,7 @@ def _unit_kind(word: str) -> str:
 
 
 def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    qualifier = (m.group(1) or "").lower()
-    relation = ("at least" if re.match(_AT_LEAST_EN, qualifier, re.I) else
-                "at most" if re.match(_AT_MOST_EN, qualifier, re.I) else "exactly")
+    relation = relation_of(m.group(1) or "")
     kind = _unit_kind(m.group(3))
     extra: dict[str, Any] = {}
     if kind == "paragraph_count":
@@ -114,6 +130,16 @@ def _keywords(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
             for w in words if 0 < len(w.split()) <= 4]
 
 
+def _forbidden_bare(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    words = re.split(r"\s*,\s*|\s+or\s+|\s+and\s+", m.group(1).strip())
+    return [("forbidden_word", {"word": w}) for w in words if w]
+
+
+def _word_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    return _count("keyword", relation_of(m.group(2) or ""), to_int(m.group(3)),
+                  word=m.group(1).strip())
+
+
 def _forbidden(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     words = re.findall(r"[\"'“‘]([^\"'”’\n]{1,60})[\"'”’]", m.group(1))
     return [("forbidden_word", {"word": w.strip()}) for w in words]
@@ -131,8 +157,10 @@ def _language(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 # --- Chinese -------------------------------------------------------------------------------
 _ZN = rf"({ZH_NUMBER})"
-_ZH_AT_LEAST = r"不少于|不低于|至少|最少|不得少于|不能少于|不小于|超过|多于|不应少于|须达到|需达到"
-_ZH_AT_MOST = r"不超过|不多于|最多|至多|不得超过|不能超过|不要超过|不宜超过|少于|低于|不应超过"
+_ZH_AT_LEAST = r"不少于|不低于|至少|最少|不得少于|不能少于|不小于|不应少于|须达到|需达到"
+_ZH_MORE_THAN = r"(?<!不)(?:超过|多于|大于)"
+_ZH_AT_MOST = r"不超过|不多于|最多|至多|不得超过|不能超过|不要超过|不宜超过|不应超过|不大于"
+_ZH_LESS_THAN = r"(?<![不得能应])(?:少于|低于|小于)"
 _ZH_CHARS = r"(?:个)?(?:汉)?字(?!母|段|句|体|号|幕|条)"
 _ZH_UNITS = {"段": "paragraph_count", "个段落": "paragraph_count", "段落": "paragraph_count",
              "个部分": "section_count", "部分": "section_count", "个章节": "section_count",
@@ -159,7 +187,10 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     # English lengths in words
     (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between")),
     (rf"(?:{_AT_LEAST_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("at least")),
-    (rf"{_N}\s*(?:-\s*)?words?\s+(?:or\s+more|minimum|at\s+least)\b", _words("at least")),
+    (rf"\b(?:{_MORE_THAN_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("more than")),
+    (rf"\b(?:{_LESS_THAN_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("less than")),
+    (rf"{_N}\s*(?:-\s*)?words?\s+(?:or\s+more|minimum|at\s+least)\b|{_N}\+\s*(?:-\s*)?words?\b",
+     _words("at least")),
     (rf"(?:{_AT_MOST_EN})\s+(?:a\s+|the\s+)?{_N}\s*(?:-\s*)?words?\b", _words("at most")),
     (rf"{_N}\s*(?:-\s*)?words?\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)\b",
      _words("at most")),
@@ -167,16 +198,40 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (rf"(?:{_ABOUT_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("about")),
     (r"(?<![\w,.\-–—~])(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)words?\b", _words("about")),
     # English counts of parts
-    (rf"(?:\b({_AT_LEAST_EN}|{_AT_MOST_EN}|exactly|in|of|into|with|has|have|contain|"
-     rf"include|use|write|only)\s+)({EN_NUMBER})\s+(?:separate\s+|distinct\s+|short\s+|"
+    (rf"(?:\b({_QUALIFIER_EN}|in|of|into|with|has|have|contains?|containing|include|use|write|"
+     rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:separate\s+|distinct\s+|short\s+|"
      rf"markdown\s+)?{_UNIT_EN}\b", _units),
     (rf"\b({EN_NUMBER})\s+sections?[^\n]{{0,80}}?mark(?:ed)?\s+(?:the\s+beginning\s+of\s+each"
      rf"\s+section\s+)?with\s+['\"]?([A-Za-z]+)\s+X", _marked_sections),
+    (rf"\bhighlight\s+({_QUALIFIER_EN})?\s*({EN_NUMBER})\s+(?:sections?|parts?|words?|phrases?|"
+     r"spans?)", lambda m: _count("highlight_count", relation_of(m.group(1) or "at least"),
+                                  to_int(m.group(2)))),
+    (rf"\b(?:the\s+)?(?:word|keyword|phrase)\s+{_QUOTED}\s+(?:should|must|needs?\s+to)\s+"
+     rf"appear\s+({_QUALIFIER_EN})?\s*({EN_NUMBER})\s+times?", _word_times),
+    (rf"\bthe\s+letter\s+['\"]?([a-z])['\"]?\s+(?:should|must)\s+appear\s+({_QUALIFIER_EN})?\s*"
+     rf"({EN_NUMBER})\s+times?", lambda m: _count(
+         "letter_frequency", relation_of(m.group(2) or ""), to_int(m.group(3)),
+         letter=m.group(1).lower())),
+    (rf"\bwords\s+(?:with|in)\s+all\s+capital\s+letters\s+(?:should|must)\s+appear\s+"
+     rf"({_QUALIFIER_EN})?\s*({EN_NUMBER})\s+times?", lambda m: _count(
+         "capital_word_count", relation_of(m.group(1) or ""), to_int(m.group(2)))),
+    (r"\brespond\s+with\s+the\s+corresponding\s+output\s+fields[^\n]*", lambda m: [
+        ("field_marker", {"name": name}) for name in re.findall(
+            r"\[\[\s*##\s*(\w[\w ]*?)\s*##\s*\]\]", m.group(0))]),
+    (r"(?:starting|start|begin|beginning|ending|end)\s+with\s+the\s+(?:field|marker)(?:\s+for)?\s+"
+     r"`?\[\[\s*##\s*(\w[\w ]*?)\s*##\s*\]\]`?|\bthe\s+(?:field|marker)(?:\s+for)?\s+"
+     r"`?\[\[\s*##\s*(\w[\w ]*?)\s*##\s*\]\]`?", lambda m: [
+         ("field_marker", {"name": _First(m).group(1)})]),
+    (r"\b(?:in|inside|within|between|enclosed\s+in|wrapped\s+in|wrap\s+[^.<\n]{0,40}?\s+in)\s+"
+     r"(?:the\s+|an?\s+)?`?<([A-Za-z][\w-]{0,30})>`?(?:\s*(?:and|\.\.\.|…)?\s*`?</\1>`?)?"
+     r"(?:\s+(?:xml\s+)?tags?)?", lambda m: [("xml_tag", {"tag": m.group(1)})]),
     # English form
     (r"\b(?:all\s+|entirely\s+in\s+|only\s+)?lower\s*case(?:\s+letters)?(?:\s+only)?\b"
      r"(?=[^.\n]{0,40}(?:no\s+capital|allowed|only|\.|$))|\bno\s+capital\s+letters\b",
      _flag("lowercase")),
-    (r"\ball\s+(?:in\s+)?(?:capital\s+letters|caps|uppercase)\b|\bin\s+all\s+capital\s+letters\b|"
+    (r"(?<!with )\ball\s+(?:in\s+)?(?:capital\s+letters|caps|uppercase)\b|"
+     r"\bin\s+all\s+capital\s+letters\b|"
+     r"\bcapital\s+letters\s+only\b|"
      r"\bentirely\s+in\s+(?:english\s+)?(?:capital|uppercase)\s+letters\b", _flag("uppercase")),
     (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|using\s+)?(?:any\s+)?|"
      r"not?\s+use\s+(?:any\s+)?)commas?\b", _flag("no_commas")),
@@ -188,13 +243,19 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:a\s+|the\s+)?"
      r"(?:valid\s+)?json(?:\s+format|\s+object)?\b", _flag("json")),
     (rf"\b(?:end|finish|conclude)\s+(?:your|the)\s+(?:entire\s+)?(?:response|answer|email|letter|"
-     rf"post|story|reply)\s+with\s+(?:the\s+)?(?:exact\s+)?(?:phrase\s+|sentence\s+|words\s+)?"
-     rf"{_QUOTED}", _phrase("ends_with")),
+     rf"post|story|reply)\s+with\s+(?:the\s+|this\s+|that\s+)?(?:exact\s+)?(?:phrase\s+|"
+     rf"sentence\s+|words\s+)?:?\s*{_QUOTED}", _phrase("ends_with")),
     (rf"\b(?:start|begin|open)\s+(?:your|the)\s+(?:entire\s+)?(?:response|answer|email|letter|"
-     rf"post|story|reply)\s+with\s+(?:the\s+)?(?:exact\s+)?(?:phrase\s+|sentence\s+|words?\s+)?"
-     rf"{_QUOTED}", _phrase("starts_with")),
-    (r"\binclude\s+(?:the\s+)?key\s*words?\s*:?\s*((?:[\"'“‘][^\"'”’\n]{1,60}[\"'”’]"
+     rf"post|story|reply)\s+with\s+(?:the\s+|this\s+|that\s+)?(?:exact\s+)?(?:phrase\s+|"
+     rf"sentence\s+|words?\s+)?:?\s*{_QUOTED}", _phrase("starts_with")),
+    (r"(?<!not )(?<!n't )\binclude\s+(?:the\s+)?key\s*words?\s*:?\s*"
+     r"((?:[\"'“‘][^\"'”’\n]{1,60}[\"'”’]"
      r"(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+)?)+)", _keywords),
+    (r"(?<!not )(?<!n't )\binclude\s+(?:the\s+)?key\s*words?\s+"
+     r"((?:[A-Za-z][\w-]*(?:\s*,\s*|\s+and\s+|,\s+and\s+)?)"
+     r"{1,8})\s+in\s+(?:the|your)\s+response", _keywords),
+    (r"\bdo\s+not\s+include\s+(?:the\s+)?key\s*words?\s+((?:[A-Za-z][\w-]*(?:\s*,\s*|\s+or\s+|"
+     r"\s+and\s+)?){1,8})\s+in\s+(?:the|your)\s+response", _forbidden_bare),
     (r"\b(?:do\s+not|don't|never|avoid)\s+(?:use|include|mention|using)\s+(?:the\s+)?"
      r"(?:words?|key\s*words?|phrases?|terms?)\s*:?\s*((?:[\"'“‘][^\"'”’\n]{1,60}[\"'”’]"
      r"(?:\s*,\s*|\s+(?:or|and)\s+|\s*,\s*(?:or|and)\s+)?)+)", _forbidden),
@@ -206,6 +267,8 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
      _zh_chars("between")),
     (rf"(?:{_ZH_AT_LEAST})\s*{_ZN}\s*{_ZH_CHARS}|{_ZN}\s*{_ZH_CHARS}(?:以上|起)",
      _zh_chars("at least")),
+    (rf"(?:{_ZH_MORE_THAN})\s*{_ZN}\s*{_ZH_CHARS}", _zh_chars("more than")),
+    (rf"(?:{_ZH_LESS_THAN})\s*{_ZN}\s*{_ZH_CHARS}", _zh_chars("less than")),
     (rf"(?:{_ZH_AT_MOST})\s*{_ZN}\s*{_ZH_CHARS}|{_ZN}\s*{_ZH_CHARS}(?:以内|以下|之内)|"
      rf"(?:控制|限制|限定)在\s*{_ZN}\s*{_ZH_CHARS}(?:以内|之内|以下|内)",
      _zh_chars("at most")),

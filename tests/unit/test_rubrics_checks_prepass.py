@@ -69,6 +69,50 @@ def test_phrasings(request_text, expected):
     assert found(request_text) == expected
 
 
+def count(kind, relation, n, **extra):
+    return (kind, {"relation": relation, "n": n, "upper": None, **extra})
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Write a 300+ word summary. Highlight at least 3 sections with markdown, i.e. "
+     "*highlighted section*.", [words("at least", 300), count("highlight_count", "at least", 3)]),
+    ("Answer with less than 50 words.", [words("at most", 49)]),
+    ("Write more than 200 words.", [words("at least", 201)]),
+    ("字数超过500字，少于1000字。", [chars("at least", 501), chars("at most", 999)]),
+    ("There should be 2 paragraphs. Paragraphs are separated by the markdown divider: ***",
+     [count("paragraph_count", "exactly", 2, divider="***")]),
+    ("In your response, the word 'hope' should appear at least 3 times.",
+     [count("keyword", "at least", 3, word="hope")]),
+    ("In your response, the letter q should appear less than 5 times.",
+     [count("letter_frequency", "at most", 4, letter="q")]),
+    ("In your response, words with all capital letters should appear at least 10 times.",
+     [count("capital_word_count", "at least", 10)]),
+    ("Finish your response with this exact phrase 'Is there anything else I can help with?'.",
+     [("ends_with", {"phrase": "Is there anything else I can help with?"})]),
+    ("Include keywords pleasure, sensual in the response. Do not include keywords mask, glove "
+     "in the response.", [count("keyword", "at least", 1, word="pleasure"),
+                          count("keyword", "at least", 1, word="sensual"),
+                          ("forbidden_word", {"word": "mask"}),
+                          ("forbidden_word", {"word": "glove"})]),
+    ("Your entire response should be in English, capital letters only.",
+     [("language", {"language": "en"}), ("uppercase", {})]),
+    ("The response must contain at least 2 placeholders represented by square brackets, such "
+     "as [address].", [count("placeholder_count", "at least", 2)]),
+    ("Respond with the corresponding output fields, starting with the field "
+     "`[[ ## reasoning ## ]]`, then `[[ ## answer ## ]]`, and then ending with the marker for "
+     "`[[ ## completed ## ]]`.", [("field_marker", {"name": "reasoning"}),
+                                  ("field_marker", {"name": "answer"}),
+                                  ("field_marker", {"name": "completed"})]),
+    ("Put your final answer inside <answer></answer> tags.", [("xml_tag", {"tag": "answer"})]),
+    ('Return JSON matching this JSON schema: {"type": "object", "properties": {"title": '
+     '{"type": "string"}}, "required": ["title"]}',
+     [("json", {}), ("json_schema", {"schema": '{"properties": {"title": {"type": "string"}}, '
+                                               '"required": ["title"], "type": "object"}'})]),
+])
+def test_instruction_following_phrasings(request_text, expected):
+    assert found(request_text) == expected
+
+
 @pytest.mark.parametrize("request_text", [
     "Write 3 detailed reviews (800-1000 words each).",
     "- Main slogan (10-15 words)\n- Sub-slogan (15-20 words)",
