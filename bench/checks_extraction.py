@@ -4,7 +4,9 @@ optionally, of the checklist agents) against hand labels on WritingBench queries
 A found check matches a label when kind and params are equal after the registry fills
 nullable params (`Check.key()`); each label matches at most one found check. Recall is
 matched labels / labels, precision matched found / found, micro-averaged over queries, overall
-and per language. Prints one JSON line.
+and per language. For the agents, what is scored is what a checklist carries (the pre-pass
+merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
+agent's own additions alone. Prints one JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
         [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]]
@@ -91,8 +93,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
         found = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model, args.mode))
+        # the merged checks a checklist carries, and the part of them only the agent found
         report["agent"] = {"model": args.agent_model, "mode": args.mode,
-                           **score(subset, lambda row: found[row["id"]])}
+                           **score(subset, lambda row: found[row["id"]]),
+                           "added_by_agent": score(subset, lambda row: [
+                               c for c in found[row["id"]] if c.source == "agent"])["all"]}
     print(json.dumps(report, ensure_ascii=False))
 
 
