@@ -2,8 +2,9 @@
 reading their answer back, and merging it with the pre-pass.
 
 Strict structured-output modes take no `oneOf`, so one check is a flattened object: the kind
-(an enum of the registry), the request words it came from, and every parameter any kind has,
-each nullable; a kind reads the parameters it knows and ignores the rest. An agent's check is
+(an enum of the registry), the request words it came from, the count fields (relation, n,
+upper) and one `text` field for the kind's other parameter, each nullable; a kind reads the
+fields it uses and ignores the rest. An agent's check is
 kept only if the pre-pass found the same requirement or its quote really occurs in the request
 (whitespace and case aside): a check the request does not say would fail good answers.
 """
@@ -13,40 +14,35 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rubrics.checks.base import ParamsInvalid, fold
+from rubrics.checks.base import MAX_COUNT, RELATIONS, ParamsInvalid, fold
 from rubrics.checks.kinds import KINDS
 from rubrics.checks.model import Check
 
-MAX_AGENT_CHECKS = 8
+MAX_AGENT_CHECKS = 6
 QUOTE_CHARS = 200
 
 
-def _nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(schema)
-    kind = out.get("type")
-    kinds = list(kind) if isinstance(kind, list) else [kind]
-    out["type"] = kinds if "null" in kinds else [*kinds, "null"]
-    if "enum" in out and None not in out["enum"]:
-        out["enum"] = [*out["enum"], None]
-    out.pop("minLength", None)
-    return out
+COUNT_FIELDS = ("relation", "n", "upper")
+TEXT_CHARS = 200
 
 
-def flat_params() -> dict[str, dict[str, Any]]:
-    """Every parameter of every kind, once, nullable (the first kind to name it sets its
-    schema; kinds sharing a name share its meaning)."""
-    params: dict[str, dict[str, Any]] = {}
-    for kind in KINDS.values():
-        for name, schema in kind.params_schema["properties"].items():
-            params.setdefault(name, _nullable(schema))
-    return params
+def _text_param(kind: str) -> str | None:
+    """The kind's one parameter that is not part of a count (every kind has at most one)."""
+    names = [n for n in KINDS[kind].params_schema["properties"] if n not in COUNT_FIELDS]
+    return names[0] if names else None
 
 
 def check_item_schema() -> dict[str, Any]:
+    """One check, flattened: the count fields, and `text` for the kind's one other parameter
+    (the word, phrase, marker, letter, tag, language code...). Six fields keep a check short
+    to decode; unused ones are null."""
     properties: dict[str, Any] = {
         "kind": {"type": "string", "enum": list(KINDS)},
         "quote": {"type": "string", "minLength": 1, "maxLength": QUOTE_CHARS},
-        **flat_params(),
+        "relation": {"type": ["string", "null"], "enum": [*RELATIONS, None]},
+        "n": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
+        "upper": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
+        "text": {"type": ["string", "null"], "maxLength": TEXT_CHARS},
     }
     return {"type": "object", "properties": properties, "required": list(properties),
             "additionalProperties": False}
@@ -57,11 +53,15 @@ def checks_schema(max_items: int = MAX_AGENT_CHECKS) -> dict[str, Any]:
 
 
 def kinds_prompt() -> str:
-    """The registry in a few lines for the agents' prompt: each kind and its parameters."""
+    """The registry in a few lines for the agents' prompt: each kind and the fields it uses."""
     lines = []
     for kind in KINDS.values():
-        names = ", ".join(kind.params_schema["properties"]) or "no parameters"
-        lines.append(f"- {kind.name}: {kind.description} ({names})")
+        props = kind.params_schema["properties"]
+        used = [n for n in COUNT_FIELDS if n in props]
+        other = _text_param(kind.name)
+        if other:
+            used.append(f"text = the {other}")
+        lines.append(f"- {kind.name}: {kind.description} ({', '.join(used) or 'no fields'})")
     return "\n".join(lines)
 
 
@@ -73,7 +73,10 @@ def from_agent(item: Mapping[str, Any], request: str,
     if kind not in KINDS:
         return None
     wanted = KINDS[kind].params_schema["properties"]
-    params = {name: item.get(name) for name in wanted}
+    params = {name: item.get(name) for name in COUNT_FIELDS if name in wanted}
+    other = _text_param(kind)
+    if other:
+        params[other] = item.get("text")
     quote = " ".join(str(item.get("quote") or "").split())[:400]
     try:
         check = Check(kind=kind, params=params, quote=quote, source="agent")

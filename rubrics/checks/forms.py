@@ -194,7 +194,8 @@ FORM_KINDS: dict[str, CheckKind] = {k.name: k for k in (
               NO_PARAMS, _json),
     CheckKind("json_schema", "the response is JSON valid against a JSON Schema (given as text)",
               params_schema(schema=string(4000)), _json_schema),
-    CheckKind("language", "the response is written in a language",
+    CheckKind("language", "the response is written in a language (a code: "
+              + ", ".join(LANGUAGES) + ")",
               params_schema(language={"type": "string", "enum": list(LANGUAGES)}), _language),
     CheckKind("xml_tag", "the response keeps an XML tag pair the request dictates",
               params_schema(tag=string(40)), _xml_tag),

@@ -44,8 +44,7 @@ def test_the_check_schema_is_strict_and_covers_every_kind():
     item = schema["items"]
     assert item["properties"]["kind"]["enum"] == list(KINDS)
     assert item["properties"]["relation"]["enum"][-1] is None
-    for kind in KINDS.values():
-        assert set(kind.params_schema["properties"]) <= set(item["properties"])
+    assert list(item["properties"]) == ["kind", "quote", "relation", "n", "upper", "text"]
     jsonschema.Draft202012Validator.check_schema(schema)
 
 
@@ -54,7 +53,7 @@ async def test_fused_call_lists_checks_and_only_supported_ones_are_kept():
         # the pre-pass found it too: kept (as one check)
         flat("lowercase", "all lowercase"),
         # quoted from the request, the pre-pass missed the phrasing: kept, from the agent
-        flat("ends_with", "end it with 'Grab yours today!'", phrase="Grab yours today!"),
+        flat("ends_with", "end it with 'Grab yours today!'", text="Grab yours today!"),
         # invented: the quote is not in the request
         flat("no_commas", "never use commas"),
         # rounded differently from the pre-pass: the pre-pass's numbers win
@@ -82,7 +81,7 @@ async def test_three_agents_list_checks_in_the_selective_step():
     axial = json.dumps({"dimensions": [{"name": n, "description": "d", "rationale": f"w {n}",
                                         "merged_from": [n]} for n in NAMES]})
     selective = json.dumps({"dimensions": dimensions(), "checks": [
-        flat("ends_with", "end it with 'Grab yours today!'", phrase="Grab yours today!")]})
+        flat("ends_with", "end it with 'Grab yours today!'", text="Grab yours today!")]})
     backend = ScriptedBackend([opened, axial, selective])
     built = await build_checklist(backend, QUERY, ChatParams())
     assert built.calls == 3
@@ -110,6 +109,18 @@ async def test_random_schema_valid_answers_never_degrade_and_keep_only_quoted_ch
         assert check.source == "prepass" or check.quote.casefold() in REQUEST.casefold()
     for call in backend.calls:
         jsonschema.validate(json.loads(instances.text_for(call.schema)), call.schema)
+
+
+def test_the_text_field_carries_each_kind_s_other_parameter():
+    request = 'Use the word "river" twice, end with "Bye.", answer in French, keep <answer>.'
+    cases = [("keyword", dict(relation="at least", n=2, text="river"), {"word": "river"}),
+             ("ends_with", dict(text="Bye."), {"phrase": "Bye."}),
+             ("language", dict(text="fr"), {"language": "fr"}),
+             ("xml_tag", dict(text="answer"), {"tag": "answer"})]
+    for kind, fields, expected in cases:
+        check = from_agent(flat(kind, "Use the word", **fields), request)
+        assert check is not None and expected.items() <= check.params.items()
+    assert from_agent(flat("language", "Use the word", text="French"), request) is None
 
 
 def test_from_agent_normalises_whitespace_and_case_in_the_quote():
