@@ -273,10 +273,14 @@ async def build_checklist(backend: Backend, query_messages: Sequence[Message],
         raise InvalidRequest(f"bad checklist bounds n_min={n_min} n_max={n_max} step={step} "
                              f"retries={retries}")
     target = target_text(query_messages)
+    # The pre-pass reads the standing instructions and the target turn (earlier user turns
+    # asked for earlier answers); an agent's quote may come from any turn it was shown.
+    standing = [message_text(m) for m in query_messages
+                if m.get("role") in ("system", "developer")]
     request = "\n".join(message_text(m) for m in query_messages
                         if m.get("role") in ("system", "developer", "user"))
     task = _Task(render_conversation(query_messages), detect_language(target), n_min, n_max,
-                 step, request=request, found=prepass(target))
+                 step, request=request, found=prepass("\n".join([*standing, target])))
     run = _fused if mode == "fused" else _three_agent
     checklist, usage, calls, error = await run(backend, for_schema(params), task, retries)
     if checklist is not None:

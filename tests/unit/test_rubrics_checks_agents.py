@@ -123,6 +123,18 @@ def test_the_text_field_carries_each_kind_s_other_parameter():
     assert from_agent(flat("language", "Use the word", text="French"), request) is None
 
 
+async def test_the_pre_pass_reads_standing_instructions_and_the_target_turn_only():
+    conversation = [
+        {"role": "system", "content": "Always answer in JSON format."},
+        {"role": "user", "content": "Write a 100-word tagline."},
+        {"role": "assistant", "content": "{}"},
+        {"role": "user", "content": "Now a product description, all lowercase."},
+    ]
+    backend = ScriptedBackend([fused([])])
+    built = await build_checklist(backend, conversation, ChatParams(), mode="fused")
+    assert [c.kind for c in built.checklist.checks] == ["json", "lowercase"]
+
+
 def test_from_agent_normalises_whitespace_and_case_in_the_quote():
     item = flat("lowercase", "ALL   lowercase")
     assert from_agent(item, "Write it in all\nlowercase, please.") is not None
