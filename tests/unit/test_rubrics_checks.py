@@ -120,6 +120,9 @@ def test_json_subset_validator():
     ("今日はとても良い天気ですね。散歩に行きましょう。", "ja"),
     ("오늘은 날씨가 정말 좋네요. 산책하러 갑시다.", "ko"),
     ("Сегодня хорошая погода, и мы идём гулять.", "ru"),
+    ("Il gatto è sul tavolo e non vuole scendere per la cena, ma questo è normale.", "it"),
+    ("O gato está na mesa e não quer descer para o jantar, mas isso é normal.", "pt"),
+    ("这是中文，带一点English words也没关系。", "zh"),
     ("1234 !!", None),
 ])
 def test_language_detector(text, language):
