@@ -139,7 +139,7 @@ def test_a_stronger_phrase_wins_over_the_bare_number_inside_it():
 
 def test_labelled_writingbench_queries_keep_the_measured_floor():
     """Measured on tests/data/checks (a development set: see its SOURCE.md): recall 1.0,
-    precision 0.86 overall; the floors leave room for a rule change, not for a regression."""
+    precision 0.91 overall; the floors leave room for a rule change, not for a regression."""
     figures = score(load(), lambda row: prepass(row["query"]))
     assert figures["all"]["queries"] >= 60 and figures["all"]["labels"] >= 50
     assert figures["all"]["recall"] >= 0.95 and figures["all"]["precision"] >= 0.8
