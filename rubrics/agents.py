@@ -4,6 +4,11 @@ Each agent is one schema-constrained call. `mode="fused"` asks for all three cod
 call, for the latency budget (the cold critical path has room for one checklist call).
 Agents write band descriptions only; the score ranges follow from the fixed step, so they
 are contiguous and cover the scale by construction.
+
+Checks (requirements code verifies, `rubrics.checks`) ride in the call that writes the
+rubric (selective coding, or the fused call), so they cost no extra call: the deterministic
+pre-pass runs first, the agent adds what it finds, and only agent checks the pre-pass also
+found or whose quote occurs in the request are kept.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
-from llm.conversation import detect_language, render_conversation, target_text
+from llm.conversation import detect_language, message_text, render_conversation, target_text
 from llm.errors import InvalidRequest
 from llm.schemas import (
     LINE_CHARS,
@@ -33,6 +38,9 @@ from llm.schemas import (
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message, Usage
 from rubrics.checklist import ANY, Checklist, Limits, name_key
+from rubrics.checks.extract import checks_schema, from_agent, kinds_prompt, merge
+from rubrics.checks.model import Check
+from rubrics.checks.prepass import prepass
 from rubrics.packs import PackLibrary
 from rubrics.repair import prompt_runs, repair_checklist, specific_bands
 from rubrics.templates import fixed_text, render
@@ -78,11 +86,14 @@ class RubricDimension(AnswerModel):
 
 class SelectiveCoding(AnswerModel):
     dimensions: list[RubricDimension]
+    # flattened checks (rubrics.checks.extract); read leniently, each one kept or dropped
+    checks: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class FusedCoding(AnswerModel):
     candidates: list[Candidate]
     dimensions: list[RubricDimension]
+    checks: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def _candidate_schema() -> JsonSchema:
@@ -110,6 +121,8 @@ class _Task:
     n_min: int
     n_max: int
     step: int
+    request: str = ""                 # what an agent's check quote must occur in
+    found: tuple[Check, ...] = ()     # the pre-pass's checks
 
     @property
     def limits(self) -> Limits:
@@ -119,7 +132,8 @@ class _Task:
         language = render("language_zh" if self.language == "zh" else "language_any").strip()
         user = render(name, conversation=self.conversation, language_instruction=language,
                       n_min=self.n_min, n_max=self.n_max, step=self.step,
-                      min_bands=MIN_BANDS, max_bands=MAX_BANDS, **values)
+                      min_bands=MIN_BANDS, max_bands=MAX_BANDS, check_kinds=kinds_prompt(),
+                      **values)
         return system_user(render("coder_system"), user)
 
     def open_schema(self) -> JsonSchema:
@@ -132,14 +146,22 @@ class _Task:
 
     def selective_schema(self, dims: Sequence[AxialDimension]) -> JsonSchema:
         rubric = _rubric_schema(one_of([d.name for d in dims]))
-        return obj({"dimensions": array(rubric, len(dims), len(dims))})
+        return obj({"dimensions": array(rubric, len(dims), len(dims)),
+                    "checks": checks_schema()})
 
     def fused_schema(self) -> JsonSchema:
         return obj({"candidates": array(_candidate_schema(), 0, MAX_CANDIDATES),
                     "dimensions": array(_rubric_schema(text(NAME_CHARS, 1)), self.n_min,
-                                        self.n_max)})
+                                        self.n_max),
+                    "checks": checks_schema()})
 
-    def checklist(self, dims: Sequence[RubricDimension]) -> Checklist:
+    def checks(self, items: Sequence[dict[str, Any]]) -> tuple[Check, ...]:
+        """The pre-pass's checks merged with the agent's that the request supports."""
+        agent = [c for c in (from_agent(i, self.request, self.found) for i in items) if c]
+        return merge(self.found, agent)
+
+    def checklist(self, dims: Sequence[RubricDimension],
+                  checks: Sequence[dict[str, Any]] = ()) -> Checklist:
         """The rubric with ranges from the fixed step: band k covers (k-1)*step+1 .. k*step.
 
         Names are made distinct, and blank, generic, repeated or prompt-copied bands and
@@ -154,8 +176,9 @@ class _Task:
                       for k, band in enumerate(d.bands)],
         } for name, d in zip(names, dims, strict=True)]}
         specific_bands(raw["dimensions"], _prompt_runs())
-        return repair_checklist(raw, limits=self.limits, source="generated",
-                                language=self.language)
+        built = repair_checklist(raw, limits=self.limits, source="generated",
+                                 language=self.language)
+        return built.model_copy(update={"checks": self.checks(checks)})
 
 
 @cache
@@ -218,7 +241,7 @@ async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
     dims = axial.value
     selective = await ask(backend, task.prompt("selective_coding", dimensions=_dump(dims)),
                           params, SelectiveCoding,
-                          lambda a: task.checklist(_matched(dims, a.dimensions)),
+                          lambda a: task.checklist(_matched(dims, a.dimensions), a.checks),
                           retries=retries, schema=task.selective_schema(dims))
     usage, calls = usage + selective.usage, calls + selective.calls
     error = None if selective.value else f"selective coding: {selective.error}"
@@ -228,7 +251,7 @@ async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
 async def _fused(backend: Backend, params: ChatParams, task: _Task,
                  retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
     answer = await ask(backend, task.prompt("fused_coding"), params, FusedCoding,
-                       lambda a: task.checklist(a.dimensions), retries=retries,
+                       lambda a: task.checklist(a.dimensions, a.checks), retries=retries,
                        schema=task.fused_schema())
     error = None if answer.value else f"fused coding: {answer.error}"
     return answer.value, answer.usage, answer.calls, error
@@ -249,12 +272,21 @@ async def build_checklist(backend: Backend, query_messages: Sequence[Message],
     if not 1 <= n_min <= n_max <= ANY.max_dimensions or step < 1 or retries < 0:
         raise InvalidRequest(f"bad checklist bounds n_min={n_min} n_max={n_max} step={step} "
                              f"retries={retries}")
-    task = _Task(render_conversation(query_messages), detect_language(
-        target_text(query_messages)), n_min, n_max, step)
+    target = target_text(query_messages)
+    # The pre-pass reads the standing instructions and the target turn (earlier user turns
+    # asked for earlier answers); an agent's quote may come from any turn it was shown.
+    standing = [message_text(m) for m in query_messages
+                if m.get("role") in ("system", "developer")]
+    request = "\n".join(message_text(m) for m in query_messages
+                        if m.get("role") in ("system", "developer", "user"))
+    task = _Task(render_conversation(query_messages), detect_language(target), n_min, n_max,
+                 step, request=request, found=prepass("\n".join([*standing, target])))
     run = _fused if mode == "fused" else _three_agent
     checklist, usage, calls, error = await run(backend, for_schema(params), task, retries)
     if checklist is not None:
         return BuiltChecklist(checklist, usage, calls, degraded=False)
     log.warning("checklist generation degraded to the generic pack: %s", error)
     fallback = (packs or PackLibrary()).generic(task.language)
+    # the pre-pass needs no model: its checks hold even when the agents failed
+    fallback = fallback.model_copy(update={"checks": task.found})
     return BuiltChecklist(fallback, usage, calls, degraded=True, error=error)

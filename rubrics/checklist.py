@@ -229,9 +229,15 @@ def _canonical(data: Any) -> str:
 
 
 def checklist_id(checklist: Checklist) -> str:
-    """Content address: the same rubric has the same id whether generated, cached or packed."""
-    dims = checklist.model_dump(mode="json", include={"dimensions"})
-    return hashlib.sha256(_canonical(dims).encode()).hexdigest()
+    """Content address: the same rubric has the same id whether generated, cached or packed.
+
+    Checks count too (their kinds and params; quotes and sources aside), so caches tell apart
+    two rubrics that differ only in them; a checklist without checks keeps the id it had
+    before checks were."""
+    content = checklist.model_dump(mode="json", include={"dimensions"})
+    if checklist.checks:
+        content["checks"] = sorted(c.key() for c in checklist.checks)
+    return hashlib.sha256(_canonical(content).encode()).hexdigest()
 
 
 def to_json(checklist: Checklist) -> str:

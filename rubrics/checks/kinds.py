@@ -1,73 +1,34 @@
 """The registry of check kinds: an explicit dict from kind name to its parameter schema and
-its pure function of (text, params) -> CheckOutcome."""
+its pure function of (text, params) -> CheckOutcome. Counts live in `counts`, keyword and
+form kinds in `forms`; nothing is discovered."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-from rubrics.checks.model import CheckOutcome
+from rubrics.checks.base import (
+    COUNT_PARAMS,
+    RELATIONS,
+    CheckKind,
+    ParamsInvalid,
+    Relation,
+    relation_holds,
+    target_words,
+    validate_params,
+)
+from rubrics.checks.counts import COUNT_KINDS, count_cjk, count_words
+from rubrics.checks.forms import FORM_KINDS
 
-Relation = str  # "at least" | "at most" | "exactly" | "between"
-RELATIONS = ("at least", "at most", "exactly", "between")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckKind:
-    name: str
-    description: str
-    params_schema: Mapping[str, Any]   # JSON Schema of the kind's parameters (strict form)
-    run: Callable[[str, Mapping[str, Any]], CheckOutcome]
-
-
-def relation_holds(value: int, relation: Relation, n: int, upper: int | None = None) -> bool:
-    if relation == "at least":
-        return value >= n
-    if relation == "at most":
-        return value <= n
-    if relation == "exactly":
-        return value == n
-    if relation == "between":
-        return n <= value <= (upper if upper is not None else n)
-    raise ValueError(f"unknown relation {relation!r}")
+KINDS: dict[str, CheckKind] = {**COUNT_KINDS, **FORM_KINDS}
 
 
-def target_words(relation: Relation, n: int, upper: int | None, unit: str) -> str:
-    if relation == "between":
-        return f"between {n} and {upper} {unit}"
-    return f"{relation} {n} {unit}"
+def checked_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """`params` validated for `kind` (nullable ones filled); ParamsInvalid if they break it."""
+    if kind not in KINDS:
+        raise ParamsInvalid(f"unknown check kind {kind!r}")
+    return validate_params(KINDS[kind].params_schema, params)
 
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\s\u3400-\u9fff\uf900-\ufaff]+")
-
-
-def count_words(text: str) -> int:
-    """Words as WritingBench counts them: whitespace-separated tokens, each CJK character one."""
-    return len(_WORD.findall(text))
-
-
-COUNT_PARAMS = {
-    "type": "object",
-    "properties": {"relation": {"type": "string", "enum": list(RELATIONS)},
-                   "n": {"type": "integer", "minimum": 0, "maximum": 100000},
-                   "upper": {"type": ["integer", "null"], "minimum": 0, "maximum": 100000}},
-    "required": ["relation", "n", "upper"],
-    "additionalProperties": False,
-}
-
-
-def _word_count(text: str, params: Mapping[str, Any]) -> CheckOutcome:
-    value = count_words(text)
-    relation, n, upper = params["relation"], int(params["n"]), params.get("upper")
-    return CheckOutcome(kind="word_count", passed=relation_holds(value, relation, n, upper),
-                        measured=f"{value} words",
-                        target=target_words(relation, n, upper, "words"))
-
-
-KINDS: dict[str, CheckKind] = {
-    "word_count": CheckKind("word_count", "the number of words (each CJK character counts one)",
-                            COUNT_PARAMS, _word_count),
-}
+__all__ = ["COUNT_PARAMS", "KINDS", "RELATIONS", "CheckKind", "ParamsInvalid", "Relation",
+           "checked_params", "count_cjk", "count_words", "relation_holds", "target_words"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 CheckSource = Literal["prepass", "agent", "pack", "user"]
 
@@ -23,6 +23,21 @@ class Check(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     quote: str = Field(default="", max_length=400)
     source: CheckSource = "prepass"
+
+    @model_validator(mode="after")
+    def _known(self) -> Check:
+        """The kind is in the registry and the params keep its schema (nullable ones filled,
+        so one requirement has one key)."""
+        from rubrics.checks.kinds import checked_params
+
+        filled = checked_params(self.kind, self.params)
+        if filled != self.params:
+            object.__setattr__(self, "params", filled)
+        return self
+
+    def __hash__(self) -> int:
+        # params is a dict; a checklist (hashed by the rubric render cache) must stay hashable
+        return hash((self.key(), self.quote, self.source))
 
     def key(self) -> tuple[str, str]:
         """Two checks with the same kind and parameters are the same requirement."""

@@ -2,7 +2,8 @@
 
 A pack file is JSONL (one entry per line) or JSON (`{"entries": [...]}`); an entry is
 `{"id", "checklist": {"dimensions": [...]}}` plus optional `language`, `query`, `domain1`,
-`domain2`, `focus`. Files load on first use; `preload` does it off the event loop.
+`domain2`, `focus`, and `checks` (requirements verified in code: `{"kind", "params", "quote"}`,
+see `rubrics.checks`). Files load on first use; `preload` does it off the event loop.
 """
 
 from __future__ import annotations
@@ -100,7 +101,11 @@ class PackLibrary:
 
 def _entry(pack: str, item: Mapping[str, Any]) -> PackEntry:
     language = item.get("language")
-    checklist = from_json({**item["checklist"], "language": language}, source="pack")
+    raw = {**item["checklist"], "language": language}
+    checks = [*raw.pop("checks", ()), *item.get("checks", ())]
+    if checks:
+        raw["checks"] = [{**c, "source": "pack"} for c in checks]
+    checklist = from_json(raw, source="pack")
     return PackEntry(
         ref=f"{pack}:{item['id']}",
         checklist=checklist,

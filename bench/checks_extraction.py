@@ -1,0 +1,105 @@
+"""How well checks are found in real requests: recall and precision of the pre-pass (and,
+optionally, of the checklist agents) against hand labels on WritingBench queries.
+
+A found check matches a label when kind and params are equal after the registry fills
+nullable params (`Check.key()`); each label matches at most one found check. Recall is
+matched labels / labels, precision matched found / found, micro-averaged over queries, overall
+and per language. For the agents, what is scored is what a checklist carries (the pre-pass
+merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
+agent's own additions alone. Prints one JSON line.
+
+    python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
+        [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rubrics.checks.model import Check
+from rubrics.checks.prepass import prepass
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checks" / \
+    "writingbench_checks.jsonl"
+
+
+def load(path: Path = DATA) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def labels(row: dict[str, Any]) -> list[Check]:
+    return [Check(kind=c["kind"], params=c["params"], source="user") for c in row["checks"]]
+
+
+def score(rows: Sequence[dict[str, Any]],
+          found: Callable[[dict[str, Any]], Iterable[Check]]) -> dict[str, Any]:
+    """Recall and precision overall and per language, with the counts they come from."""
+    tallies: dict[str, list[int]] = {}
+    for row in rows:
+        wanted = [c.key() for c in labels(row)]
+        got = list(dict.fromkeys(c.key() for c in found(row)))
+        matched = sum(1 for key in got if key in wanted)
+        for group in ("all", row["language"]):
+            t = tallies.setdefault(group, [0, 0, 0, 0])
+            t[0] += matched
+            t[1] += len(wanted)
+            t[2] += len(got)
+            t[3] += 1
+    return {group: {"recall": round(m / w, 3) if w else 1.0,
+                    "precision": round(m / g, 3) if g else 1.0,
+                    "matched": m, "labels": w, "found": g, "queries": q}
+            for group, (m, w, g, q) in tallies.items()}
+
+
+async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str,
+                        mode: str) -> dict[str, tuple[Check, ...]]:
+    from llm.openai import OpenAIBackend
+    from llm.types import ChatParams
+    from rubrics.agents import build_checklist
+
+    backend = OpenAIBackend([url], model=model)
+    await backend.start()
+    try:
+        out: dict[str, tuple[Check, ...]] = {}
+        for row in rows:
+            built = await build_checklist(backend, [{"role": "user", "content": row["query"]}],
+                                          ChatParams(model=model, temperature=0.0),
+                                          mode=mode)  # type: ignore[arg-type]
+            out[row["id"]] = () if built.degraded else built.checklist.checks
+        return out
+    finally:
+        await backend.aclose()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
+    p.add_argument("--agent-model", help="the model the agents run on")
+    p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
+    p.add_argument("--limit", type=int, default=0, help="only the first N queries (agents)")
+    args = p.parse_args(argv)
+    rows = load(args.data)
+    report: dict[str, Any] = {
+        "bench": "checks_extraction", "data": str(args.data.name), "queries": len(rows),
+        "match": "kind and params equal (Check.key); each label matched once",
+        "prepass": score(rows, lambda row: prepass(row["query"])),
+    }
+    if args.agent_url and args.agent_model:
+        subset = rows[:args.limit] if args.limit else rows
+        found = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model, args.mode))
+        # the merged checks a checklist carries, and the part of them only the agent found
+        report["agent"] = {"model": args.agent_model, "mode": args.mode,
+                           **score(subset, lambda row: found[row["id"]]),
+                           "added_by_agent": score(subset, lambda row: [
+                               c for c in found[row["id"]] if c.source == "agent"])["all"]}
+    print(json.dumps(report, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

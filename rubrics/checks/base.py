@@ -1,0 +1,114 @@
+"""What every check kind shares: the kind record, relations between a count and its target,
+the parameter schemas kinds are built from, and the strict validation of a kind's params."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rubrics.checks.model import CheckOutcome
+
+Relation = str  # "at least" | "at most" | "exactly" | "between"
+RELATIONS = ("at least", "at most", "exactly", "between")
+MAX_COUNT = 100_000
+PHRASE_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class CheckKind:
+    name: str
+    description: str
+    params_schema: Mapping[str, Any]   # JSON Schema of the kind's parameters (strict form)
+    run: Callable[[str, Mapping[str, Any]], CheckOutcome]
+
+
+def relation_holds(value: int, relation: Relation, n: int, upper: int | None = None) -> bool:
+    if relation == "at least":
+        return value >= n
+    if relation == "at most":
+        return value <= n
+    if relation == "exactly":
+        return value == n
+    if relation == "between":
+        return n <= value <= (upper if upper is not None else n)
+    raise ValueError(f"unknown relation {relation!r}")
+
+
+def target_words(relation: Relation, n: int, upper: int | None, unit: str) -> str:
+    if relation == "between":
+        return f"between {n} and {upper if upper is not None else n} {unit}"
+    return f"{relation} {n} {unit}"
+
+
+def params_schema(**properties: Mapping[str, Any]) -> dict[str, Any]:
+    """A strict object schema: every property required, no others."""
+    return {"type": "object", "properties": dict(properties), "required": list(properties),
+            "additionalProperties": False}
+
+
+def string(max_length: int = PHRASE_CHARS, *, nullable: bool = False) -> dict[str, Any]:
+    return {"type": ["string", "null"] if nullable else "string", "minLength": 0 if nullable
+            else 1, "maxLength": max_length}
+
+
+def count(*, nullable: bool = False) -> dict[str, Any]:
+    return {"type": ["integer", "null"] if nullable else "integer", "minimum": 0,
+            "maximum": MAX_COUNT}
+
+
+RELATION = {"type": "string", "enum": list(RELATIONS)}
+COUNT_PROPS: dict[str, Mapping[str, Any]] = {"relation": RELATION, "n": count(),
+                                             "upper": count(nullable=True)}
+COUNT_PARAMS = params_schema(**COUNT_PROPS)
+NO_PARAMS = params_schema()
+
+
+def counted(kind: str, value: int, params: Mapping[str, Any], unit: str,
+            measured_unit: str | None = None) -> CheckOutcome:
+    """The outcome of a count check: the value against its relation, both said in words."""
+    relation, n, upper = params["relation"], int(params["n"]), params.get("upper")
+    return CheckOutcome(kind=kind, passed=relation_holds(value, relation, n, upper),
+                        measured=f"{value} {measured_unit or unit}",
+                        target=target_words(relation, n, upper, unit))
+
+
+def flag(kind: str, passed: bool, measured: str, target: str) -> CheckOutcome:
+    return CheckOutcome(kind=kind, passed=passed, measured=measured, target=target)
+
+
+def fold(text: str) -> str:
+    """Whitespace collapsed and case folded: how a phrase or a quote is compared."""
+    return " ".join(text.split()).casefold()
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def is_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+class ParamsInvalid(ValueError):
+    """Parameters that break their kind's schema."""
+
+
+def validate_params(schema: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """`params` checked against a kind's strict schema; a nullable property left out is filled
+    with null, so the same requirement always has the same parameters (and `Check.key`)."""
+    from rubrics.checks.jsonsubset import problems
+
+    props = schema["properties"]
+    filled = dict(params)
+    for name, sub in props.items():
+        if name not in filled and isinstance(sub.get("type"), list) and "null" in sub["type"]:
+            filled[name] = None
+    found = problems(filled, schema)
+    if found:
+        raise ParamsInvalid("; ".join(found))
+    if filled.get("relation") == "between":
+        upper = filled.get("upper")
+        if upper is None or upper < filled["n"]:
+            raise ParamsInvalid("a 'between' relation needs upper >= n")
+    return filled

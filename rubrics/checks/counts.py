@@ -1,0 +1,116 @@
+"""Count kinds: words, Chinese characters, sentences, paragraphs, list items, sections,
+headings, highlighted spans, placeholders and capitalised words, each against a relation."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rubrics.checks.base import (
+    COUNT_PARAMS,
+    COUNT_PROPS,
+    CheckKind,
+    counted,
+    params_schema,
+    string,
+)
+from rubrics.checks.model import CheckOutcome
+
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\s\u3400-\u9fff\uf900-\ufaff]+")
+_SENTENCE_END = re.compile(r"[.!?…]+(?=[\s\"'”’)\]]|$)|[。！？]+")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_BULLET = re.compile(r"^[ \t]*[-*•+][ \t]+\S", re.M)
+_NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)、．][ \t]*\S", re.M)
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S", re.M)
+_HIGHLIGHT = re.compile(r"\*\*[^*\n]+\*\*|(?<!\*)\*[^*\n\s][^*\n]*\*(?!\*)")
+_PLACEHOLDER = re.compile(r"(?<!\[)\[[^\[\]\n]{1,80}\](?!\])")
+_CAPITAL_WORD = re.compile(r"\b[A-Z]{2,}(?:['’-][A-Z]+)*\b")
+_ZH_NUMERAL = "一二三四五六七八九十百零〇两"
+# a section heading when the request names no marker: "一、", "第一部分/章/节", "Part 1"
+_ORDINAL_SECTION = re.compile(rf"^[ \t#*]*(?:[{_ZH_NUMERAL}]+[、.．]"
+                              rf"|第[{_ZH_NUMERAL}\d]+[部分章节篇]"
+                              r"|(?:part|chapter|section)\s+(?:\d+|[ivx]+|one|two|three|four|five)\b)",
+                              re.M | re.I)
+_HEADING_LEVEL = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+\S", re.M)
+
+
+def count_words(text: str) -> int:
+    """Words as WritingBench counts them: whitespace-separated tokens, each CJK character one."""
+    return len(_WORD.findall(text))
+
+
+def count_cjk(text: str) -> int:
+    """Chinese characters (字), punctuation and Latin text not counted."""
+    return len(_CJK_CHAR.findall(text))
+
+
+def count_sentences(text: str) -> int:
+    parts = _SENTENCE_END.split(text)
+    return sum(1 for p in parts if re.search(r"\w", p))
+
+
+def count_paragraphs(text: str, divider: str | None = None) -> int:
+    """Non-empty blocks between blank lines, or between occurrences of `divider` (`***`)."""
+    parts = text.split(divider) if divider else _PARAGRAPH_BREAK.split(text)
+    return sum(1 for p in parts if p.strip())
+
+
+def count_sections(text: str, marker: str | None) -> int:
+    """Lines opening with `marker` and a number or a word ("SECTION 1", "Section X"), or with
+    no marker, section headings (markdown or Chinese ordinals)."""
+    if not marker:
+        # headings of the shallowest level used more than once (a lone title above them is
+        # not a section), or ordinal openings, whichever finds more
+        levels = [len(h) for h in _HEADING_LEVEL.findall(text)]
+        repeated = [lv for lv in set(levels) if levels.count(lv) > 1]
+        headed = levels.count(min(repeated)) if repeated else len(levels)
+        return max(headed, len(_ORDINAL_SECTION.findall(text)))
+    pattern = re.compile(rf"^[ \t#*]*{re.escape(marker.strip())}[ \t]*[\w{_ZH_NUMERAL}]",
+                         re.M | re.I)
+    return len(pattern.findall(text))
+
+
+def _count_kind(name: str, description: str, unit: str, count):  # type: ignore[no-untyped-def]
+    def run(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+        return counted(name, count(text), params, unit)
+    return CheckKind(name, description, COUNT_PARAMS, run)
+
+
+def _paragraphs(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    return counted("paragraph_count", count_paragraphs(text, params.get("divider")), params,
+                   "paragraphs")
+
+
+def _sections(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    marker = params.get("marker")
+    unit = f"sections marked {marker!r}" if marker else "sections"
+    return counted("section_count", count_sections(text, marker), params, unit)
+
+
+COUNT_KINDS: dict[str, CheckKind] = {k.name: k for k in (
+    _count_kind("word_count", "the number of words (each CJK character counts one)", "words",
+                count_words),
+    _count_kind("char_count", "the number of Chinese characters (字数)", "Chinese characters",
+                count_cjk),
+    _count_kind("sentence_count", "the number of sentences", "sentences", count_sentences),
+    CheckKind("paragraph_count", "paragraphs split by blank lines, or by `divider` if the "
+              "request names one (such as ***)",
+              params_schema(**COUNT_PROPS, divider=string(20, nullable=True)), _paragraphs),
+    _count_kind("bullet_count", "markdown bullet items (lines opening with -, * or •)",
+                "bullet points", lambda t: len(_BULLET.findall(t))),
+    _count_kind("numbered_count", "numbered list items (1. 2. 3.)", "numbered items",
+                lambda t: len(_NUMBERED.findall(t))),
+    CheckKind("section_count", "sections opening with `marker` and a number or word (SECTION 1),"
+              " or with no marker, section headings", params_schema(
+                  **COUNT_PROPS, marker=string(40, nullable=True)), _sections),
+    _count_kind("heading_count", "markdown headings (# Title)", "headings",
+                lambda t: len(_HEADING.findall(t))),
+    _count_kind("highlight_count", "highlighted spans in markdown (*text* or **text**)",
+                "highlighted spans", lambda t: len(_HIGHLIGHT.findall(t))),
+    _count_kind("placeholder_count", "placeholders in square brackets ([address])",
+                "placeholders", lambda t: len(_PLACEHOLDER.findall(t))),
+    _count_kind("capital_word_count", "words written all in capitals", "all-capital words",
+                lambda t: len(_CAPITAL_WORD.findall(t))),
+)}

@@ -1,0 +1,107 @@
+"""Checks from the checklist agents: the schema they answer under (built from the registry),
+reading their answer back, and merging it with the pre-pass.
+
+Strict structured-output modes take no `oneOf`, so one check is a flattened object: the kind
+(an enum of the registry), the request words it came from, the count fields (relation, n,
+upper) and one `text` field for the kind's other parameter, each nullable; a kind reads the
+fields it uses and ignores the rest. An agent's check is
+kept only if the pre-pass found the same requirement or its quote really occurs in the request
+(whitespace and case aside): a check the request does not say would fail good answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rubrics.checks.base import MAX_COUNT, RELATIONS, ParamsInvalid, fold
+from rubrics.checks.kinds import KINDS
+from rubrics.checks.model import Check
+
+MAX_AGENT_CHECKS = 6
+QUOTE_CHARS = 200
+
+
+COUNT_FIELDS = ("relation", "n", "upper")
+TEXT_CHARS = 200
+
+
+def _text_param(kind: str) -> str | None:
+    """The kind's one parameter that is not part of a count (every kind has at most one)."""
+    names = [n for n in KINDS[kind].params_schema["properties"] if n not in COUNT_FIELDS]
+    return names[0] if names else None
+
+
+def check_item_schema() -> dict[str, Any]:
+    """One check, flattened: the count fields, and `text` for the kind's one other parameter
+    (the word, phrase, marker, letter, tag, language code...). Six fields keep a check short
+    to decode; unused ones are null."""
+    properties: dict[str, Any] = {
+        "kind": {"type": "string", "enum": list(KINDS)},
+        "quote": {"type": "string", "minLength": 1, "maxLength": QUOTE_CHARS},
+        "relation": {"type": ["string", "null"], "enum": [*RELATIONS, None]},
+        "n": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
+        "upper": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_COUNT},
+        "text": {"type": ["string", "null"], "maxLength": TEXT_CHARS},
+    }
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False}
+
+
+def checks_schema(max_items: int = MAX_AGENT_CHECKS) -> dict[str, Any]:
+    return {"type": "array", "items": check_item_schema(), "maxItems": max_items}
+
+
+def kinds_prompt() -> str:
+    """The registry in a few lines for the agents' prompt: each kind and the fields it uses."""
+    lines = []
+    for kind in KINDS.values():
+        props = kind.params_schema["properties"]
+        used = [n for n in COUNT_FIELDS if n in props]
+        other = _text_param(kind.name)
+        if other:
+            used.append(f"text = the {other}")
+        lines.append(f"- {kind.name}: {kind.description} ({', '.join(used) or 'no fields'})")
+    return "\n".join(lines)
+
+
+def from_agent(item: Mapping[str, Any], request: str,
+               found: Iterable[Check] = ()) -> Check | None:
+    """The check an agent's flattened item states, or None when it is malformed, or neither
+    the pre-pass found it nor its quote occurs in `request`."""
+    kind = item.get("kind")
+    if kind not in KINDS:
+        return None
+    wanted = KINDS[kind].params_schema["properties"]
+    params = {name: item.get(name) for name in COUNT_FIELDS if name in wanted}
+    other = _text_param(kind)
+    if other:
+        params[other] = item.get("text")
+    quote = " ".join(str(item.get("quote") or "").split())[:400]
+    try:
+        check = Check(kind=kind, params=params, quote=quote, source="agent")
+    except (ParamsInvalid, ValueError):
+        return None
+    if check.key() in {c.key() for c in found}:
+        return check
+    return check if quote and fold(quote) in fold(request) else None
+
+
+def _slot(check: Check) -> tuple[Any, ...]:
+    """What one requirement is about: two checks in the same slot disagree on its target."""
+    p = check.params
+    ident = (p.get("word") or p.get("letter") or p.get("marker") or p.get("tag")
+             or p.get("name") or "")
+    return check.kind, fold(str(ident))
+
+
+def merge(prepass: Sequence[Check], agent: Sequence[Check]) -> tuple[Check, ...]:
+    """The pre-pass's checks, then the agents' new ones: deduplicated by `Check.key()`, and an
+    agent check dropped where the pre-pass has the same slot with other params (the pre-pass
+    read the request's own numbers; the agent may have rounded them)."""
+    out: dict[tuple[str, str], Check] = {c.key(): c for c in prepass}
+    slots = {_slot(c) for c in prepass}
+    for check in agent:
+        if check.key() not in out and _slot(check) not in slots:
+            out[check.key()] = check
+    return tuple(out.values())

@@ -1,0 +1,204 @@
+"""Keyword and form kinds: words that must or must not appear, letter frequency, case,
+commas, the opening and closing phrase, quotes, a <<title>>, a postscript, JSON (and JSON
+valid against a schema the request gives), the response language, and machine-read markers
+(XML tags, `[[ ## field ## ]]`) the request dictates."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rubrics.checks.base import (
+    COUNT_PROPS,
+    NO_PARAMS,
+    CheckKind,
+    counted,
+    flag,
+    fold,
+    is_cjk,
+    params_schema,
+    string,
+)
+from rubrics.checks.jsonsubset import problems
+from rubrics.checks.language import LANGUAGES, NAMES, detect
+from rubrics.checks.model import CheckOutcome
+
+_FENCE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```$", re.S)
+_TITLE = re.compile(r"<<[^<>\n]+>>")
+_OPEN_QUOTES, _CLOSE_QUOTES = "\"“«「", "\"”»」"
+
+
+def occurrences(text: str, word: str) -> int:
+    """Case-insensitive occurrences of `word`: as a whole word in alphabetic text, as a
+    substring in CJK text (which has no spaces between words)."""
+    word = " ".join(word.split())
+    if not word:
+        return 0
+    if is_cjk(word):
+        return text.count(word)
+    pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, word.split())) + r"(?!\w)"
+    return len(re.findall(pattern, text, re.I))
+
+
+def unfenced(text: str) -> str:
+    """The text without one enclosing ``` code fence (how JSON answers often come)."""
+    stripped = text.strip()
+    match = _FENCE.match(stripped)
+    return match.group(1).strip() if match else stripped
+
+
+def parse_json(text: str) -> tuple[Any, str | None]:
+    try:
+        return json.loads(unfenced(text)), None
+    except ValueError as exc:
+        return None, f"not valid JSON ({str(exc).split(':')[0]})"
+
+
+def _keyword(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    return counted("keyword", occurrences(text, params["word"]), params,
+                   f"times {params['word']!r}", f"times {params['word']!r}")
+
+
+def _forbidden(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    found = occurrences(text, params["word"])
+    return flag("forbidden_word", found == 0, f"{params['word']!r} {found} times",
+                f"no {params['word']!r}")
+
+
+def _letter(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    letter = params["letter"]
+    value = text.casefold().count(letter.casefold())
+    return counted("letter_frequency", value, params, f"times the letter {letter!r}")
+
+
+def _lowercase(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    capitals = sum(c.isupper() for c in text)
+    return flag("lowercase", capitals == 0, f"{capitals} capital letters",
+                "all lowercase letters")
+
+
+def _uppercase(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    small = sum(c.islower() for c in text)
+    return flag("uppercase", small == 0, f"{small} lowercase letters", "all capital letters")
+
+
+def _no_commas(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    commas = sum(text.count(c) for c in ",，、")
+    return flag("no_commas", commas == 0, f"{commas} commas", "no commas")
+
+
+def _edge(text: str, phrase: str, at_end: bool) -> tuple[bool, str]:
+    body = fold(text.strip().strip("*_ "))
+    target = fold(phrase)
+    passed = body.endswith(target) if at_end else body.startswith(target)
+    cut = len(target) + 10
+    seen = body[-cut:] if at_end else body[:cut]
+    return passed, seen
+
+
+def _starts(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    passed, seen = _edge(text, params["phrase"], at_end=False)
+    return flag("starts_with", passed, f"starts {seen!r}", f"to start with {params['phrase']!r}")
+
+
+def _ends(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    passed, seen = _edge(text, params["phrase"], at_end=True)
+    return flag("ends_with", passed, f"ends {seen!r}", f"to end with {params['phrase']!r}")
+
+
+def _quoted(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    body = text.strip()
+    passed = len(body) >= 2 and body[0] in _OPEN_QUOTES and body[-1] in _CLOSE_QUOTES
+    seen = f"{body[:1]!r}...{body[-1:]!r}" if body else "empty text"
+    return flag("quoted", passed, f"opens and closes with {seen}",
+                "the whole response wrapped in double quotes")
+
+
+def _title(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    titles = _TITLE.findall(text)
+    return flag("title", bool(titles), f"{len(titles)} titles in <<>>",
+                "a title in double angular brackets <<title>>")
+
+
+def _postscript(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    marker = params["marker"].strip()
+    loose = r"\s*".join(map(re.escape, marker.replace(" ", "")))
+    found = re.search(rf"^[ \t*_]*{loose}", text, re.M | re.I) is not None
+    return flag("postscript", found, "a postscript" if found else "no postscript",
+                f"a postscript starting with {marker!r}")
+
+
+def _json(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    _, error = parse_json(text)
+    return flag("json", error is None, error or "valid JSON", "the whole response as JSON")
+
+
+def _json_schema(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    value, error = parse_json(text)
+    if error is None:
+        try:
+            schema = json.loads(params["schema"])
+        except ValueError:
+            schema = {}
+        found = problems(value, schema)
+        error = f"JSON that breaks the schema: {'; '.join(found[:3])}" if found else None
+    return flag("json_schema", error is None, error or "JSON valid against the schema",
+                "JSON valid against the schema the request gives")
+
+
+def _language(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    found = detect(text)
+    want = params["language"]
+    return flag("language", found == want, f"written in {NAMES.get(found or '', 'no language')}",
+                f"the response in {NAMES[want]}")
+
+
+def _xml_tag(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    tag = re.escape(params["tag"].strip("<>/ "))
+    opened = re.search(rf"<{tag}(?:\s[^>]*)?>", text) is not None
+    closed = re.search(rf"</{tag}\s*>", text) is not None
+    missing = [w for w, ok in (("opening", opened), ("closing", closed)) if not ok]
+    return flag("xml_tag", not missing,
+                f"no {' or '.join(missing)} tag" if missing else "both tags",
+                f"the <{params['tag']}> ... </{params['tag']}> tags kept")
+
+
+def _field_marker(text: str, params: Mapping[str, Any]) -> CheckOutcome:
+    name = r"\s+".join(map(re.escape, params["name"].split()))
+    found = re.search(rf"\[\[\s*##\s*{name}\s*##\s*\]\]", text) is not None
+    return flag("field_marker", found, "the marker" if found else "no such marker",
+                f"the field marker [[ ## {params['name']} ## ]] kept")
+
+
+FORM_KINDS: dict[str, CheckKind] = {k.name: k for k in (
+    CheckKind("keyword", "how often a word or phrase appears (case-insensitive)",
+              params_schema(word=string(80), **COUNT_PROPS), _keyword),
+    CheckKind("forbidden_word", "a word or phrase that must not appear",
+              params_schema(word=string(80)), _forbidden),
+    CheckKind("letter_frequency", "how often a letter appears (case-insensitive)",
+              params_schema(letter=string(1), **COUNT_PROPS), _letter),
+    CheckKind("lowercase", "the whole response in lowercase letters", NO_PARAMS, _lowercase),
+    CheckKind("uppercase", "the whole response in capital letters", NO_PARAMS, _uppercase),
+    CheckKind("no_commas", "no commas anywhere", NO_PARAMS, _no_commas),
+    CheckKind("starts_with", "the response opens with a phrase",
+              params_schema(phrase=string()), _starts),
+    CheckKind("ends_with", "the response closes with a phrase, nothing after it",
+              params_schema(phrase=string()), _ends),
+    CheckKind("quoted", "the whole response wrapped in double quotes", NO_PARAMS, _quoted),
+    CheckKind("title", "a title in double angular brackets, <<title>>", NO_PARAMS, _title),
+    CheckKind("postscript", "a postscript starting with a marker such as P.S.",
+              params_schema(marker=string(20)), _postscript),
+    CheckKind("json", "the whole response is valid JSON (a code fence around it allowed)",
+              NO_PARAMS, _json),
+    CheckKind("json_schema", "the response is JSON valid against a JSON Schema (given as text)",
+              params_schema(schema=string(4000)), _json_schema),
+    CheckKind("language", "the response is written in a language (a code: "
+              + ", ".join(LANGUAGES) + ")",
+              params_schema(language={"type": "string", "enum": list(LANGUAGES)}), _language),
+    CheckKind("xml_tag", "the response keeps an XML tag pair the request dictates",
+              params_schema(tag=string(40)), _xml_tag),
+    CheckKind("field_marker", "the response keeps a [[ ## name ## ]] field marker",
+              params_schema(name=string(40)), _field_marker),
+)}

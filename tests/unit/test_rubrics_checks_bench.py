@@ -1,0 +1,32 @@
+"""bench.checks_extraction: one JSON line, pre-pass figures, and the agent path end to end
+against the fake upstream."""
+
+from __future__ import annotations
+
+import json
+
+from bench.checks_extraction import main, score
+from bench.fakes.upstream import run_subprocess
+from rubrics.checks import Check
+
+
+def test_scoring_matches_kind_and_params_once():
+    rows = [{"id": "a", "language": "en", "query": "q", "checks": [
+        {"kind": "lowercase", "params": {}},
+        {"kind": "word_count", "params": {"relation": "at least", "n": 5}}]}]
+    found = [Check(kind="lowercase", params={}), Check(kind="lowercase", params={}),
+             Check(kind="word_count", params={"relation": "at least", "n": 6})]
+    figures = score(rows, lambda row: found)
+    assert figures["all"] == {"recall": 0.5, "precision": 0.5, "matched": 1, "labels": 2,
+                              "found": 2, "queries": 1}
+
+
+def test_prints_one_json_line_with_agent_figures(capsys):
+    with run_subprocess() as fake:
+        main(["--agent-url", fake.base_url, "--agent-model", "fake", "--limit", "3"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1
+    report = json.loads(lines[0])
+    assert report["queries"] >= 60 and set(report["prepass"]) == {"all", "en", "zh"}
+    assert report["agent"]["all"]["queries"] == 3
+    assert set(report["agent"]["added_by_agent"]) >= {"recall", "precision"}

@@ -1,0 +1,148 @@
+"""The deterministic pre-pass: common English and Chinese phrasings become typed checks that
+quote the request, and the labelled WritingBench queries keep their measured floor."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.checks_extraction import load, score
+from rubrics.checks.prepass import prepass
+
+
+def found(request: str) -> list[tuple[str, dict]]:
+    return [(c.kind, c.params) for c in prepass(request)]
+
+
+def words(relation, n, upper=None):
+    return ("word_count", {"relation": relation, "n": n, "upper": upper})
+
+
+def chars(relation, n, upper=None):
+    return ("char_count", {"relation": relation, "n": n, "upper": upper})
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Write an essay of at least 300 words.", [words("at least", 300)]),
+    ("Keep it to no more than 200 words.", [words("at most", 200)]),
+    ("The length should be between 1000 and 1500 words.", [words("between", 1000, 1500)]),
+    ("approximately 3,000 words in length", [words("between", 2400, 3600)]),
+    ("Write a 500-word essay.", [words("between", 400, 600)]),
+    ("Answer in exactly 50 words.", [words("exactly", 50)]),
+    ("Write it in 3 paragraphs.", [("paragraph_count", {"relation": "exactly", "n": 3,
+                                                        "upper": None, "divider": None})]),
+    ("Use exactly 4 bullet points.", [("bullet_count", {"relation": "exactly", "n": 4,
+                                                         "upper": None})]),
+    ("Your response must have 4 sections. Mark the beginning of each section with SECTION X.",
+     [("section_count", {"relation": "exactly", "n": 4, "upper": None, "marker": "SECTION"})]),
+    ("Your entire response should be in English, and in all lowercase letters.",
+     [("language", {"language": "en"}), ("lowercase", {})]),
+    ("In your entire response, refrain from the use of any commas.", [("no_commas", {})]),
+    ("Wrap your entire response with double quotation marks.", [("quoted", {})]),
+    ('End your response with "Any questions?". No other words should follow.',
+     [("ends_with", {"phrase": "Any questions?"})]),
+    ("Include a title wrapped in double angular brackets, i.e. <<title>>.", [("title", {})]),
+    ("At the end of your response, please add a postscript starting with P.S.",
+     [("postscript", {"marker": "P.S."})]),
+    ("Your entire output should be in JSON format.", [("json", {})]),
+    ('Include the keywords "river" and "stone".',
+     [("keyword", {"word": "river", "relation": "at least", "n": 1, "upper": None}),
+      ("keyword", {"word": "stone", "relation": "at least", "n": 1, "upper": None})]),
+    ('Do not include the words "cheap" or "free".',
+     [("forbidden_word", {"word": "cheap"}), ("forbidden_word", {"word": "free"})]),
+    ("请写一篇不少于800字的文章。", [chars("at least", 800)]),
+    ("篇幅控制在300字以内。", [chars("at most", 300)]),
+    ("字数在500字左右。", [chars("between", 400, 600)]),
+    ("字数控制在5000到8000字。", [chars("between", 5000, 8000)]),
+    ("写一篇2500字以上的攻略。", [chars("at least", 2500)]),
+    ("请写一篇约3000字的报告。", [chars("between", 2400, 3600)]),
+    ("须分为场景介绍、细节分析、历史对照、设计评价四个部分。",
+     [("section_count", {"relation": "exactly", "n": 4, "upper": None, "marker": None})]),
+    ("文章以“谢谢大家”结尾。", [("ends_with", {"phrase": "谢谢大家"})]),
+    ("全文不要使用逗号。", [("no_commas", {})]),
+    ("请以JSON格式输出。", [("json", {})]),
+    ("请用英文撰写。", [("language", {"language": "en"})]),
+    ("适当植入'闺蜜搭配''品质生活'等关键词。",
+     [("keyword", {"word": "闺蜜搭配", "relation": "at least", "n": 1, "upper": None}),
+      ("keyword", {"word": "品质生活", "relation": "at least", "n": 1, "upper": None})]),
+])
+def test_phrasings(request_text, expected):
+    assert found(request_text) == expected
+
+
+def count(kind, relation, n, **extra):
+    return (kind, {"relation": relation, "n": n, "upper": None, **extra})
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Write a 300+ word summary. Highlight at least 3 sections with markdown, i.e. "
+     "*highlighted section*.", [words("at least", 300), count("highlight_count", "at least", 3)]),
+    ("Answer with less than 50 words.", [words("at most", 49)]),
+    ("Write more than 200 words.", [words("at least", 201)]),
+    ("字数超过500字，少于1000字。", [chars("at least", 501), chars("at most", 999)]),
+    ("There should be 2 paragraphs. Paragraphs are separated by the markdown divider: ***",
+     [count("paragraph_count", "exactly", 2, divider="***")]),
+    ("In your response, the word 'hope' should appear at least 3 times.",
+     [count("keyword", "at least", 3, word="hope")]),
+    ("In your response, the letter q should appear less than 5 times.",
+     [count("letter_frequency", "at most", 4, letter="q")]),
+    ("In your response, words with all capital letters should appear at least 10 times.",
+     [count("capital_word_count", "at least", 10)]),
+    ("Finish your response with this exact phrase 'Is there anything else I can help with?'.",
+     [("ends_with", {"phrase": "Is there anything else I can help with?"})]),
+    ("Include keywords pleasure, sensual in the response. Do not include keywords mask, glove "
+     "in the response.", [count("keyword", "at least", 1, word="pleasure"),
+                          count("keyword", "at least", 1, word="sensual"),
+                          ("forbidden_word", {"word": "mask"}),
+                          ("forbidden_word", {"word": "glove"})]),
+    ("Your entire response should be in English, capital letters only.",
+     [("language", {"language": "en"}), ("uppercase", {})]),
+    ("The response must contain at least 2 placeholders represented by square brackets, such "
+     "as [address].", [count("placeholder_count", "at least", 2)]),
+    ("Respond with the corresponding output fields, starting with the field "
+     "`[[ ## reasoning ## ]]`, then `[[ ## answer ## ]]`, and then ending with the marker for "
+     "`[[ ## completed ## ]]`.", [("field_marker", {"name": "reasoning"}),
+                                  ("field_marker", {"name": "answer"}),
+                                  ("field_marker", {"name": "completed"})]),
+    ("Put your final answer inside <answer></answer> tags.", [("xml_tag", {"tag": "answer"})]),
+    ('Return JSON matching this JSON schema: {"type": "object", "properties": {"title": '
+     '{"type": "string"}}, "required": ["title"]}',
+     [("json", {}), ("json_schema", {"schema": '{"properties": {"title": {"type": "string"}}, '
+                                               '"required": ["title"], "type": "object"}'})]),
+])
+def test_instruction_following_phrasings(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Write 3 detailed reviews (800-1000 words each).",
+    "- Main slogan (10-15 words)\n- Sub-slogan (15-20 words)",
+    "每个帖文篇幅控制在800-1200字。",
+    "请写一段产品描述。",  # 一段 is "a piece", not one paragraph
+    "Write a commendation speech about an officer with 20 years of service.",
+])
+def test_no_check_where_the_request_states_none_for_the_whole_response(request_text):
+    assert found(request_text) == []
+
+
+def test_each_check_quotes_the_request_words_it_came_from():
+    request = "请写一篇不少于800字的文章，分为三个部分，以“谢谢”结尾。"
+    quotes = [c.quote for c in prepass(request)]
+    assert quotes == ["不少于800字", "分为三个部分", "以“谢谢”结尾"]
+    assert all(q in request for q in quotes)
+    assert {c.source for c in prepass(request)} == {"prepass"}
+
+
+def test_a_stronger_phrase_wins_over_the_bare_number_inside_it():
+    assert found("字数不少于1500字") == [chars("at least", 1500)]
+    assert found("200-300字左右的文案") == [chars("between", 200, 300)]
+
+
+def test_labelled_writingbench_queries_keep_the_measured_floor():
+    """Measured on tests/data/checks (a development set: see its SOURCE.md): recall 1.0,
+    precision 0.91 overall; the floors leave room for a rule change, not for a regression."""
+    figures = score(load(), lambda row: prepass(row["query"]))
+    assert figures["all"]["queries"] >= 60 and figures["all"]["labels"] >= 50
+    assert figures["all"]["recall"] >= 0.95 and figures["all"]["precision"] >= 0.8
+    for language in ("en", "zh"):
+        assert figures[language]["recall"] >= 0.9
+        assert figures[language]["precision"] >= 0.75
