@@ -37,7 +37,7 @@ from loops.reflection import with_checks
 from loops.rewrite import render_reflection, rewrite
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checklist import Checklist
-from rubrics.checks import run_checks
+from rubrics.checks import Check, run_checks
 from store.records import new_id
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,8 @@ class _Run:
     emit: Emit | None
     started: float
     ledger: Ledger
-    checklist: Checklist | None = None
+    checklist: Checklist | None = None     # what the judge scores: the dimensions only
+    checks: tuple[Check, ...] = ()         # what code verifies on every candidate
     candidates: list[Candidate] | None = None
 
     async def event(self, name: str, **fields: Any) -> None:
@@ -103,9 +104,12 @@ class ReflectionLoop:
             assessor = Assessor(self.judge, self.judge_params, options.evaluation,
                                 options.fuse_reflection, self.retries)
         run = _Run(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
-                   None, [])
+                   candidates=[])
         resolved, y0, recalled, revising = await self._first_draft(run, fixed, namespace)
-        run.checklist = resolved.checklist
+        # The judge never sees the checks (they are run in code), and a checklist without
+        # them is the same rubric for the judge prompts' caches.
+        run.checks = resolved.checklist.checks
+        run.checklist = resolved.checklist.model_copy(update={"checks": ()})
         await run.event("checklist", source=resolved.source,
                         dimensions=len(resolved.checklist.dimensions))
         experiences: dict[str, Any] = recalled.as_dict() if recalled is not None else {}
@@ -303,10 +307,10 @@ class ReflectionLoop:
         a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
         run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
         score = a.score(run.checklist)  # type: ignore[arg-type]
-        checks = run_checks(cand.text, run.checklist.checks)  # type: ignore[union-attr]
+        checks = run_checks(cand.text, run.checks)
         shrunk = cand.parent is not None and shrank(
             cand.text, run.candidates[cand.parent].text,  # type: ignore[index]
-            target_text(run.query), run.checklist.checks)  # type: ignore[union-attr]
+            target_text(run.query), run.checks)
         position = len(run.candidates) if slot is None else slot  # type: ignore[arg-type]
         cand = replace(cand, position=position, evaluation=a.evaluation, score=score,
                        critique=a.critique, checks=checks, shrunk=shrunk)
