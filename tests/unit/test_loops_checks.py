@@ -201,7 +201,8 @@ def test_rank_is_content_plus_a_bounded_check_bonus():
     assert best([_cand(0, 0.9, 2, scaffolding=("rubric",)), _cand(1, 0.1, 0)]).position == 1
     shrunk = _cand(2, 0.99, 2, shrunk=True)
     assert rank(shrunk).value == pytest.approx(0.99 - SHRINK_PENALTY)
-    assert best([_cand(0, 0.70, 0), shrunk]).position == 0
+    assert best([_cand(0, 0.70, 0), shrunk]).position == 2   # a lead of 0.29 earns it
+    assert best([_cand(0, 0.70, 0), _cand(2, 0.90, 2, shrunk=True)]).position == 0
 
 
 def test_finished_needs_tau_every_check_and_no_shrink():
