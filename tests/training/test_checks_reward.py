@@ -126,3 +126,34 @@ def test_gspo_checks_with_no_checks_anywhere_exits_2(dataset_dir, tiny_model_dir
     assert f"--reward checks: none of the {train} training prompts has checks" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+class ScriptedJudge:
+    """Stands in for training.rewards.judge.Judge: a scripted backend scoring Clarity 8/10."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        from llm.scripted import ScriptedBackend
+        from llm.types import ChatParams
+
+        reply = json.dumps({"scores": {"Clarity": {"evidence": "", "score": 8}}})
+        self.backend = ScriptedBackend(default=reply)
+        self.params = ChatParams(model="judge")
+        self.calls = 0
+        self._run = asyncio.run
+
+    def map(self, work, items):
+        return [self._run(work(item)) for item in items]
+
+
+def test_the_checklist_reward_is_the_judges_score_less_the_failed_checks_share():
+    judge = ScriptedJudge()
+    reward = make_reward("checklist", None, judge=judge)
+    unknown = {"kind": "from_the_future", "params": {}}
+    got = reward(prompts=["p"] * 3, completions=[said("a b c"), said("a"), said("a")],
+                 checklist=[CHECKLIST, CHECKLIST, {**CHECKLIST, "checks": [unknown]}])
+    content = (8 - 1) / 9
+    assert got == [pytest.approx(content), pytest.approx(content - CHECK_WEIGHT),
+                   pytest.approx(content)]
+    assert reward.stats()["bad_checklist"] == 0  # a check of an unknown kind costs nothing

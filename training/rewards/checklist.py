@@ -21,6 +21,7 @@ teaching against a partial baseline. Both are counted (`stats()`).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -37,13 +38,7 @@ from training.rewards.judge import Judge
 def stored_checks(checklist_data: Any) -> tuple[Check, ...]:
     """The checks a stored checklist carries; entries that do not parse or name a kind this
     version does not know are skipped (a newer server may have stored them)."""
-    if isinstance(checklist_data, str):
-        import json
-
-        try:
-            checklist_data = json.loads(checklist_data)
-        except ValueError:
-            return ()
+    checklist_data = _parsed(checklist_data)
     raw = checklist_data.get("checks") if isinstance(checklist_data, dict) else None
     out = []
     for item in raw or ():
@@ -54,6 +49,24 @@ def stored_checks(checklist_data: Any) -> tuple[Check, ...]:
         if check.kind in KINDS:
             out.append(check)
     return tuple(out)
+
+
+def _parsed(checklist_data: Any) -> Any:
+    """A stored checklist as a dict when it came as JSON text; else as given."""
+    if isinstance(checklist_data, str | bytes):
+        try:
+            return json.loads(checklist_data)
+        except ValueError:
+            return checklist_data
+    return checklist_data
+
+
+def dimensions_only(checklist_data: Any) -> Any:
+    """A stored checklist without its checks, as the judge scores it."""
+    checklist_data = _parsed(checklist_data)
+    if isinstance(checklist_data, dict):
+        return {k: v for k, v in checklist_data.items() if k != "checks"}
+    return checklist_data
 
 
 def with_checks(content: float, text: str, checks: Sequence[Check]) -> float:
@@ -97,8 +110,9 @@ class ChecklistReward:
     async def score(self, item: tuple[Any, str, Any]) -> float | None:
         prompt, text, checklist_data = item
         try:
-            # The judge scores the dimensions; the checks are run here, in code.
-            checklist = from_json(checklist_data).model_copy(update={"checks": ()})
+            # The judge scores the dimensions; the checks are run here, in code (and a check
+            # of a kind this version does not know must not cost the content score).
+            checklist = from_json(dimensions_only(checklist_data))
         except ChecklistInvalid:
             self.counts["bad_checklist"] += 1
             return None
