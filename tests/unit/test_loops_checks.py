@@ -239,3 +239,17 @@ def test_the_record_keeps_outcomes_and_marks_the_answer():
     assert set(dimension_scores(draft.scores)) == {"Clarity", "Coverage"}
     assert CHECKS_KEY in draft.scores
     assert Checklist.model_validate(record.checklist).checks == (AT_LEAST_12,)
+
+
+def test_the_response_trace_lists_checks_apart_from_the_dimension_scores():
+    from app.openai.reflection import summary
+
+    short, long = words(5, "a"), words(14, "b")
+    trace = Script([short, long], {short: 7, long: 7}).run((AT_LEAST_12,), max_rounds=1,
+                                                           threshold=1.0)
+    out = summary(trace, with_trace=True)["trace"]
+    first = out["candidates"][0]
+    assert set(first["scores"]) == {"Clarity", "Coverage"}
+    assert first["checks"] == [{"kind": "word_count", "passed": False, "measured": "5 words",
+                                "target": "at least 12 words", "quote": "at least 12 words"}]
+    assert out["answer_position"] == 1 and out["checklist"]["checks"][0]["kind"] == "word_count"
