@@ -6,7 +6,8 @@
     while S* < tau and t < T:                   (and within the token/time budget)
         g <- reflect(q, y, K)                   (fused with the evaluation of y by default)
         k candidates y' <- rewrite(q, y, g); evaluate each
-        y <- the best of this round (the current text follows the newest candidate)
+        y <- the best of this round (the current text follows the newest candidate, unless
+             it dropped most of the text it revised: see loops.answer)
         y* <- argmax score over everything evaluated
     return y*
 """
@@ -282,6 +283,13 @@ class ReflectionLoop:
         if not scored:
             return None
         newest = _best(scored)
+        if newest.shrunk:
+            # A rewrite that dropped most of the text is not followed: the next round revises
+            # the whole text again, told what happened.
+            history.append(Attempt(t, f"{critique.summary} (set aside: the rewrite dropped "
+                                      "most of the text; keep all of it)".strip(),
+                                   current.score or 0.0, current.score or 0.0))
+            return current
         history.append(Attempt(t, critique.summary, current.score or 0.0, newest.score or 0.0))
         return newest
 

@@ -253,3 +253,12 @@ def test_the_response_trace_lists_checks_apart_from_the_dimension_scores():
     assert first["checks"] == [{"kind": "word_count", "passed": False, "measured": "5 words",
                                 "target": "at least 12 words", "quote": "at least 12 words"}]
     assert out["answer_position"] == 1 and out["checklist"]["checks"][0]["kind"] == "word_count"
+
+
+def test_the_next_round_revises_the_whole_text_not_the_fragment(ends_with):
+    ending = POEM + " your love, and thanks."
+    script = Script([POEM, FRAGMENT, ending], {POEM: 3, FRAGMENT: 10, ending: 10})
+    script.run((ends_with,), query=POEM_QUERY, max_rounds=3, threshold=0.9)
+    rewrites = [c.messages for c in script.writer.calls if len(c.messages) > len(POEM_QUERY)]
+    assert [m[-2]["content"] for m in rewrites] == [POEM, POEM]
+    assert "set aside: the rewrite dropped most of the text" in rewrites[1][-1]["content"]
