@@ -152,9 +152,10 @@ def _prompt_shingles() -> frozenset[tuple[str, ...]]:
 # text the user asked for. A rewrite that keeps under SHRINK_RATIO of the words of the text
 # it revised (when the request did not ask for a shorter text) gets no credit for its checks
 # and has to beat the longer texts on content alone by more than SHRINK_PENALTY; it cannot
-# end the loop at the threshold either, and the next round revises the text it shrank, not it. Ranks are compared with the scaffolding rule first
-# (a text repeating the loop's machinery loses to any that does not), the earliest
-# candidate wins an exact tie, and an unevaluated candidate never wins over an evaluated one.
+# end the loop at the threshold either, and the next round revises the text it shrank, not
+# it. Ranks are compared with the scaffolding rule first (a text repeating the loop's
+# machinery loses to any that does not), the earliest candidate wins an exact tie, and an
+# unevaluated candidate never wins over an evaluated one.
 #
 # The loop stops at the threshold only on a y* whose content reaches tau, that passes every
 # check and that is not a shrunk rewrite (`finished`).
