@@ -12,6 +12,7 @@ level: the share of all checks passed.
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from statistics import fmean
@@ -111,9 +112,23 @@ def parse_checks(items: Iterable[Any] | None) -> tuple[Check, ...]:
     return tuple(out)
 
 
+def find_prepass() -> Callable[[str], Any] | None:
+    """The deterministic pre-pass (`rubrics.checks.prepass`: the function, or the module
+    holding it), or None when this version of rubrics has none."""
+    found = getattr(checks_module, "prepass", None)
+    if found is None:
+        try:
+            found = importlib.import_module("rubrics.checks.prepass")
+        except ImportError:
+            return None
+    if not callable(found):
+        found = getattr(found, "prepass", None)
+    return found if callable(found) else None
+
+
 def prepass_checks(text: str) -> tuple[Check, ...] | None:
     """The pre-pass's checks for a query text; None when this version has no pre-pass."""
-    prepass = getattr(checks_module, "prepass", None)
+    prepass = find_prepass()
     if prepass is None:
         return None
     found = prepass(text)
@@ -125,7 +140,7 @@ def query_checks(rows: Sequence[dict[str, Any]],
     """Each query's checks and where they came from (see the module docstring)."""
     ids = list(dict.fromkeys(r["query_id"] for r in rows))
     out: QueryChecks = {}
-    if getattr(checks_module, "prepass", None) is not None:
+    if find_prepass() is not None:
         texts = {q.id: q.query for q in load_queries() if q.id in set(ids)}
         for qid in ids:
             if qid in texts:

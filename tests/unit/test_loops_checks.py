@@ -120,16 +120,21 @@ def test_checks_do_not_overturn_a_content_gap():
 
 def _ends_with(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     ending = params["ending"]
-    return CheckOutcome(kind="ends_with", passed=text.rstrip().lower().endswith(ending),
+    return CheckOutcome(kind="test_ends_with", passed=text.rstrip().lower().endswith(ending),
                         measured=f"ends {text.rstrip()[-len(ending):]!r}",
                         target=f"the ending {ending!r}")
 
 
+ENDING_PARAMS = {"type": "object", "additionalProperties": False, "required": ["ending"],
+                 "properties": {"ending": {"type": "string", "minLength": 1, "maxLength": 200}}}
+
+
 @pytest.fixture
 def ends_with(monkeypatch):
-    monkeypatch.setitem(KINDS, "ends_with", CheckKind("ends_with", "the text's ending", {},
-                                                      _ends_with))
-    return Check(kind="ends_with", params={"ending": "your love, and thanks."},
+    """A check on the text's ending (a test kind: only word counts are certain to exist)."""
+    monkeypatch.setitem(KINDS, "test_ends_with", CheckKind(
+        "test_ends_with", "the text's ending", ENDING_PARAMS, _ends_with))
+    return Check(kind="test_ends_with", params={"ending": "your love, and thanks."},
                  quote="end with 'your love, and thanks.'")
 
 
