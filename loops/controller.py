@@ -215,7 +215,8 @@ class ReflectionLoop:
                 task.cancel()
             raise
         experiences["draft_score"] = done[0].score
-        return done[-1], True
+        # A memory rewrite that dropped most of the draft is not followed either.
+        return (done[0] if done[-1].shrunk else done[-1]), True
 
     async def _rounds(self, run: _Run, first: Candidate, evaluated: bool) -> tuple[str, int]:
         opts = run.options

@@ -267,3 +267,40 @@ def test_the_next_round_revises_the_whole_text_not_the_fragment(ends_with):
     rewrites = [c.messages for c in script.writer.calls if len(c.messages) > len(POEM_QUERY)]
     assert [m[-2]["content"] for m in rewrites] == [POEM, POEM]
     assert "set aside: the rewrite dropped most of the text" in rewrites[1][-1]["content"]
+
+
+class ShrinkingMemory:
+    """A memory step whose rewrite of the draft keeps only its last line."""
+
+    def __init__(self) -> None:
+        from types import SimpleNamespace
+
+        from llm.types import Usage
+
+        lesson = SimpleNamespace(hit=SimpleNamespace(experience=SimpleNamespace(text="end it")))
+        self.recalled = SimpleNamespace(hits=[lesson], selected=[lesson], usage=Usage(), calls=0,
+                                        as_dict=lambda: {})
+
+    async def recall(self, query, namespace):
+        return self.recalled
+
+    async def revise(self, recalled, query, draft, params):
+        from llm.types import Choice, Completion, Usage
+
+        return FRAGMENT, Completion((Choice(0, FRAGMENT, "stop"),), Usage(), "m")
+
+
+def test_a_shrunk_memory_rewrite_is_not_the_text_round_one_revises(ends_with):
+    script = Script([POEM, POEM + " your love, and thanks."],
+                    {POEM: 5, FRAGMENT: 9, POEM + " your love, and thanks.": 9})
+    checklist = CHECKLIST.model_copy(update={"checks": (ends_with,)})
+    loop = ReflectionLoop(script.writer, script.judge, FixedProvider(checklist),
+                          judge_params=ChatParams(model="judge"), memory=ShrinkingMemory())
+    trace = asyncio.run(loop.run(POEM_QUERY, ChatParams(), LoopOptions(max_rounds=1,
+                                                                         threshold=0.8),
+                                 namespace="d"))
+    memory = trace.candidates[1]
+    assert memory.kind == "memory_rewrite" and memory.shrunk
+    rewrites = [c.messages for c in script.writer.calls if len(c.messages) > len(POEM_QUERY)]
+    assert rewrites[0][-2]["content"] == POEM
+    assert trace.answer.text == POEM + " your love, and thanks."
