@@ -157,3 +157,15 @@ def test_the_checklist_reward_is_the_judges_score_less_the_failed_checks_share()
     assert got == [pytest.approx(content), pytest.approx(content - CHECK_WEIGHT),
                    pytest.approx(content)]
     assert reward.stats()["bad_checklist"] == 0  # a check of an unknown kind costs nothing
+
+
+def test_the_think_trajectory_ends_at_the_loops_answer():
+    from training.data.think import trajectory
+
+    candidates = [{"position": 0, "kind": "draft", "score": 0.56, "parent": None},
+                  {"position": 1, "kind": "rewrite", "score": 0.55, "parent": 0,
+                   "answer": True},
+                  {"position": 2, "kind": "rewrite", "score": 0.50, "parent": 1}]
+    assert [c["position"] for c in trajectory(candidates)] == [0, 1]
+    unmarked = [{k: v for k, v in c.items() if k != "answer"} for c in candidates]
+    assert [c["position"] for c in trajectory(unmarked)] == [0]

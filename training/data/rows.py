@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from llm.conversation import message_text, normalised_conversation
-from loops.record import answer_of
+from loops.record import ANSWER_KEY, answer_of
 from store import CandidateRecord, LoopRecord
 
 Counter = Callable[[str], int]
@@ -90,8 +90,10 @@ def truncate(messages: list[dict[str, str]], limit: int,
 
 
 def candidate_row(c: CandidateRecord) -> dict[str, Any]:
+    """One candidate of a prompt row; `answer` marks the one the loop returned (y*)."""
     return {"position": c.position, "round": c.round, "kind": c.kind, "text": c.text,
-            "score": c.total_score, "parent": c.parent_position, "reflection": c.reflection}
+            "score": c.total_score, "parent": c.parent_position, "reflection": c.reflection,
+            "answer": bool((c.scores or {}).get(ANSWER_KEY))}
 
 
 def rows_of(record: LoopRecord, *, max_prompt_tokens: int, count: Counter,
