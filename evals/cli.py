@@ -26,7 +26,8 @@ def _run_parser() -> argparse.ArgumentParser:
                     "(Writer-R1's Tables 3-6).")
     p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), type=Path,
                    help="compare two output directories and exit")
-    p.add_argument("--server", help="the redraft server's base URL, e.g. http://host:8000/v1")
+    p.add_argument("--server", help="the redraft server's base URL, e.g. http://host:8000/v1 "
+                   "(the /v1 may be left out)")
     p.add_argument("--api-key", default=os.environ.get("REDRAFT_EVAL_API_KEY", "unused"),
                    help="key for the server (env REDRAFT_EVAL_API_KEY)")
     p.add_argument("--model", help="model name to request from the server")

@@ -14,6 +14,7 @@ import numpy as np
 
 from evals.queries import UsageError
 from evals.results import read_results, read_run
+from evals.summary import check_rates, query_checks
 
 RESAMPLES = 10_000
 
@@ -36,6 +37,9 @@ def _mean(values: list[float]) -> float | None:
 def compare(before_dir: Path, after_dir: Path) -> dict[str, Any]:
     runs = [read_run(d) for d in (before_dir, after_dir)]
     before, after = read_results(before_dir), read_results(after_dir)
+    # Both sides of a pair are held to the same checks: the earlier run's, else the later's.
+    found = {**query_checks(list(after.values()), _order(runs[1])),
+             **query_checks(list(before.values()), _order(runs[0]))}
     variants: dict[str, Any] = {}
     for key in dict.fromkeys(v for (_, v) in (*before, *after)):
         pairs = [(before[k], after[k]) for k in before if k[1] == key and k in after]
@@ -57,6 +61,9 @@ def compare(before_dir: Path, after_dir: Path) -> dict[str, Any]:
             entry[f"rounds_{side}"] = _mean([r.get("rounds") or 0 for r in rows])
             entry[f"rounds_to_threshold_{side}"] = _mean(reached)
             entry[f"tokens_{side}"] = _mean([r["usage"]["total_tokens"] for r in rows])
+            rates = check_rates(rows, found)
+            entry[f"checks_{side}"] = {k: rates[k] for k in ("prompt_level", "check_level")}
+        entry["checked_pairs"] = rates["queries"]
         variants[key] = entry
     if not variants:
         raise UsageError(f"{before_dir} and {after_dir} share no answered (query, variant) "
@@ -64,6 +71,14 @@ def compare(before_dir: Path, after_dir: Path) -> dict[str, Any]:
     return {"before": {"dir": str(before_dir), "model": runs[0]["options"].get("model")},
             "after": {"dir": str(after_dir), "model": runs[1]["options"].get("model")},
             "variants": variants}
+
+
+def _order(run: dict[str, Any]) -> list[str]:
+    return [v["key"] for v in run.get("variants") or ()]
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
 def _f(value: float | None, scale: float = 1.0, digits: int = 2, sign: bool = False) -> str:
@@ -78,7 +93,8 @@ def render(result: dict[str, Any]) -> str:
              "Scores on WritingBench's 1–10 scale; Δ with its paired bootstrap 95% interval.",
              "",
              "| Variant | Pairs | Before | After | Δ score | 95% CI | Rounds | Rounds to τ "
-             "| Tokens / query |", "|---|---|---|---|---|---|---|---|---|"]
+             "| Tokens / query | All checks pass | Checks passed |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, v in result["variants"].items():
         ci = "–" if "ci95" not in v else \
             f"[{_f(v['ci95'][0], 10, sign=True)}, {_f(v['ci95'][1], 10, sign=True)}]"
@@ -87,5 +103,13 @@ def render(result: dict[str, Any]) -> str:
             f"{_f(v.get('diff'), 10, sign=True)} | {ci} | "
             f"{_f(v['rounds_before'])} → {_f(v['rounds_after'])} | "
             f"{_f(v['rounds_to_threshold_before'])} → {_f(v['rounds_to_threshold_after'])} | "
-            f"{_f(v['tokens_before'], digits=0)} → {_f(v['tokens_after'], digits=0)} |")
+            f"{_f(v['tokens_before'], digits=0)} → {_f(v['tokens_after'], digits=0)} | "
+            f"{_checks(v, 'prompt_level')} | {_checks(v, 'check_level')} |")
     return "\n".join(lines) + "\n"
+
+
+def _checks(entry: dict[str, Any], level: str) -> str:
+    before, after = entry["checks_before"][level], entry["checks_after"][level]
+    if before is None and after is None:
+        return "n/a"
+    return f"{_share(before)} → {_share(after)}"

@@ -36,21 +36,33 @@ def _radar_variants(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return picked
 
 
+def radar_axes(variants: list[dict[str, Any]]) -> tuple[list[str], list[list[float | None]]]:
+    """The axes at least one variant has data for, and each variant's values on them (None
+    where it has none: its polygon skips that axis rather than drawing a zero)."""
+    values = [_axis_values(v) for v in variants]
+    keep = [i for i in range(len(AXES)) if any(not np.isnan(row[i]) for row in values)]
+    return ([AXES[i] for i in keep],
+            [[None if np.isnan(row[i]) else row[i] for i in keep] for row in values])
+
+
 def radar(summary: dict[str, Any], path: Path) -> Path | None:
     variants = _radar_variants(summary["variants"])
     if not variants:
         return None
-    angles = np.linspace(0, 2 * np.pi, len(AXES), endpoint=False)
+    axes, values = radar_axes(variants)
+    angles = np.linspace(0, 2 * np.pi, len(axes), endpoint=False)
     fig = Figure(figsize=(7, 7))
     ax = fig.add_subplot(projection="polar")
     low = 10.0
-    for variant in variants:
-        values = np.array(_axis_values(variant))
-        low = min(low, float(np.nanmin(values)))
-        closed = np.append(values, values[0])
-        ax.plot(np.append(angles, angles[0]), closed, linewidth=1.8, label=variant["key"])
-        ax.fill(np.append(angles, angles[0]), closed, alpha=0.08)
-    ax.set_xticks(angles, AXES)
+    for variant, row in zip(variants, values, strict=True):
+        points = [(a, v) for a, v in zip(angles, row, strict=True) if v is not None]
+        xs = [a for a, _ in points] + [points[0][0]]
+        ys = [v for _, v in points] + [points[0][1]]
+        low = min(low, *ys)
+        ax.plot(xs, ys, "o-" if len(points) < len(axes) else "-", linewidth=1.8,
+                markersize=3, label=variant["key"])
+        ax.fill(xs, ys, alpha=0.08)
+    ax.set_xticks(angles, axes)
     ax.set_ylim(max(0.0, np.floor(low) - 1), 10)
     model = summary.get("options", {}).get("model", "")
     ax.set_title(f"WritingBench (1–10): {model}", pad=24)

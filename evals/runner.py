@@ -97,7 +97,7 @@ class Harness:
         try:
             resp = await self.client.chat.completions.create(
                 model=self.options.model, messages=[{"role": "user", "content": query.query}],
-                extra_body={"reflection": variant.reflection(query)})
+                extra_body={"reflection": with_trace(variant.reflection(query))})
         except _CONFIG_ERRORS as exc:
             raise UsageError(f"the server refused the run ({exc.status_code}): "
                              f"{_message(exc)}; check --server, --api-key and --model") from None
@@ -115,12 +115,37 @@ class Harness:
             stop_reason=reflection.get("stop_reason") or ("skipped" if "skipped" in reflection
                                                           else None),
             loop_score=reflection.get("final_score"), loop_scores=reflection.get("scores"),
+            loop_checks=loop_checks(reflection),
             hidden_calls=sum(s.get("calls", 0) for s in stages.values()) if stages else 1,
             usage={"prompt_tokens": usage.prompt_tokens if usage else 0,
                    "completion_tokens": usage.completion_tokens if usage else 0,
                    "total_tokens": usage.total_tokens if usage else 0},
             stage_usage=stages or None, error=None)
         return row
+
+
+def with_trace(reflection: dict[str, Any]) -> dict[str, Any]:
+    """A loop's options asking for its trace: the checklist it used carries the checks the
+    report falls back on when there is no pre-pass."""
+    if reflection.get("enabled") is False:
+        return reflection
+    return {**reflection, "return_trace": True}
+
+
+def loop_checks(reflection: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The checks of the checklist the loop returned in its trace; None when it returned none
+    (the rest of the trace is not kept: the server's admin API has it by loop id)."""
+    checklist = (reflection.get("trace") or {}).get("checklist")
+    if not isinstance(checklist, dict):
+        return None
+    checks = checklist.get("checks")
+    return list(checks) if isinstance(checks, list) else None
+
+
+def api_base(server: str) -> str:
+    """The server's OpenAI base URL, given with or without its `/v1` (and trailing slashes)."""
+    base = server.strip().rstrip("/")
+    return base if base.endswith("/v1") else f"{base}/v1"
 
 
 def _message(exc: openai.APIError) -> str:
@@ -187,7 +212,7 @@ async def run(options: RunOptions, *, progress: bool = True) -> Path:
             if prior is None or prior.get("status") != "ok":
                 work.append((query, variant, prior))
     total = len(queries) * len(chosen)
-    client = openai.AsyncOpenAI(base_url=options.server, api_key=options.api_key,
+    client = openai.AsyncOpenAI(base_url=api_base(options.server), api_key=options.api_key,
                                 timeout=options.request_timeout, max_retries=2)
     backend = OpenAIBackend([options.judge_url], model=options.judge_model,
                             api_key=options.judge_api_key, retries=2)

@@ -1,7 +1,18 @@
-"""Per-variant figures from result lines: WritingBench's scores and what the loop cost."""
+"""Per-variant figures from result lines: WritingBench's scores, the checks' pass rates and what
+the loop cost.
+
+Checks (requirements verified in code, `rubrics.checks`) are run on every answer when the report
+is built, so every method of a query is held to the same checks. Where a query's checks come
+from: the deterministic pre-pass on the query (`rubrics.checks.prepass`) when this version has
+one; otherwise the checks of the checklist a loop of that query returned (the first variant in
+the run's order whose server answer carried a checklist with checks); otherwise none, and the
+pass rates read "n/a". Prompt level: the share of queries whose answer passes every check; check
+level: the share of all checks passed.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from statistics import fmean
@@ -9,7 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from evals.queries import DOMAINS, FOCI
+from evals.queries import DOMAINS, FOCI, load_queries
+from rubrics import checks as checks_module
+from rubrics.checks import Check, run_checks
+from rubrics.checks.kinds import KINDS
+
+QueryChecks = dict[str, tuple[str, tuple[Check, ...]]]  # query id -> (source, checks)
 
 
 def mean(values: Iterable[float | None]) -> float | None:
@@ -82,8 +98,84 @@ def judge_cost(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "seconds": round(sum(j["seconds"] for j in judged), 3)}
 
 
+def parse_checks(items: Iterable[Any] | None) -> tuple[Check, ...]:
+    """Checks from stored JSON; entries that do not parse or whose kind this version does not
+    know are skipped."""
+    out = []
+    for item in items or ():
+        try:
+            check = item if isinstance(item, Check) else Check.model_validate(item)
+        except ValueError:
+            continue
+        if check.kind in KINDS:
+            out.append(check)
+    return tuple(out)
+
+
+def find_prepass() -> Callable[[str], Any] | None:
+    """The deterministic pre-pass (`rubrics.checks.prepass`: the function, or the module
+    holding it), or None when this version of rubrics has none."""
+    found = getattr(checks_module, "prepass", None)
+    if found is None:
+        try:
+            found = importlib.import_module("rubrics.checks.prepass")
+        except ImportError:
+            return None
+    if not callable(found):
+        found = getattr(found, "prepass", None)
+    return found if callable(found) else None
+
+
+def prepass_checks(text: str) -> tuple[Check, ...] | None:
+    """The pre-pass's checks for a query text; None when this version has no pre-pass."""
+    prepass = find_prepass()
+    if prepass is None:
+        return None
+    found = prepass(text)
+    return parse_checks(getattr(found, "checks", found))
+
+
+def query_checks(rows: Sequence[dict[str, Any]],
+                 order: Sequence[str] = ()) -> QueryChecks:
+    """Each query's checks and where they came from (see the module docstring)."""
+    ids = list(dict.fromkeys(r["query_id"] for r in rows))
+    out: QueryChecks = {}
+    if find_prepass() is not None:
+        texts = {q.id: q.query for q in load_queries() if q.id in set(ids)}
+        for qid in ids:
+            if qid in texts:
+                out[qid] = ("prepass", prepass_checks(texts[qid]) or ())
+    rank = {key: i for i, key in enumerate(order)}
+    for r in sorted(rows, key=lambda r: rank.get(r.get("variant"), len(rank))):
+        qid = r["query_id"]
+        if qid not in out and (found := parse_checks(r.get("loop_checks"))):
+            out[qid] = ("loop", found)
+    return out
+
+
+def check_rates(rows: Sequence[dict[str, Any]], found: QueryChecks) -> dict[str, Any]:
+    """Prompt- and check-level pass rates of the answered rows whose query has checks; None
+    (shown "n/a") when none has."""
+    passed = run = all_pass = queries = 0
+    sources: Counter[str] = Counter()
+    for r in rows:
+        source, checks = found.get(r["query_id"], ("none", ()))
+        if r.get("answer") is None or not checks:
+            continue
+        outcomes = run_checks(r["answer"], checks)
+        queries += 1
+        run += len(outcomes)
+        passed += sum(o.passed for o in outcomes)
+        all_pass += all(o.passed for o in outcomes)
+        sources[source] += 1
+    return {"prompt_level": round(all_pass / queries, 4) if queries else None,
+            "check_level": round(passed / run, 4) if run else None,
+            "queries": queries, "checks": run, "sources": dict(sources)}
+
+
 def summarise(rows: Sequence[dict[str, Any]], run: dict[str, Any]) -> dict[str, Any]:
     """summary.json: the run's options, versions and every variant's figures."""
+    found = query_checks(rows, [v["key"] for v in run.get("variants") or ()])
     by_variant: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_variant.setdefault(row["variant"], []).append(row)
@@ -93,6 +185,7 @@ def summarise(rows: Sequence[dict[str, Any]], run: dict[str, Any]) -> dict[str, 
         status = Counter(r.get("status") for r in part)
         out.append({**variant, "queries": len(part), "scored": status["ok"],
                     "judge_missing": status["judge_missing"], "errors": status["error"],
-                    "scores": scores(part), "cost": costs(part), "judge": judge_cost(part)})
+                    "scores": scores(part), "checks": check_rates(part, found),
+                    "cost": costs(part), "judge": judge_cost(part)})
     return {"options": run.get("options", {}), "redraft_version": run.get("redraft_version"),
             "queries": len(run.get("queries") or []), "variants": out}

@@ -8,7 +8,8 @@ from evals.methods import LABELS
 from evals.queries import DOMAINS, FOCI
 
 SCORE_COLUMNS = ("Overall", *(f"D{i}" for i in range(1, 7)),
-                 *(f"{f.capitalize()} {part}" for f in FOCI for part in ("R", "C")))
+                 *(f"{f.capitalize()} {part}" for f in FOCI for part in ("R", "C")),
+                 "All checks pass", "Checks passed")
 COST_COLUMNS = ("Queries", "Scored", "Judge missing", "Errors", "Mean rounds",
                 "Rounds to τ", "Reached τ", "Hidden calls / query", "Tokens / query",
                 "p50 latency (s)", "p95 latency (s)", "Stop reasons", "Judge tokens / query")
@@ -31,12 +32,18 @@ def _label(variant: dict[str, Any]) -> str:
     return f"{name}, T={variant['max_rounds']}, τ={variant['threshold']:g}"
 
 
+def share(value: float | None) -> str:
+    """A pass rate as a percentage; "n/a" where no query had checks."""
+    return "n/a" if value is None else f"{100 * value:.0f}%"
+
+
 def score_row(variant: dict[str, Any]) -> list[str]:
     s = variant["scores"]
     cells = [_score(s["overall"]), *(_score(s["domains"][f"D{i}"]) for i in range(1, 7))]
     for focus in FOCI:
         cells += [_score(s["requirements"][focus]["R"]), _score(s["requirements"][focus]["C"])]
-    return cells
+    checks = variant.get("checks") or {}
+    return [*cells, share(checks.get("prompt_level")), share(checks.get("check_level"))]
 
 
 def cost_row(variant: dict[str, Any]) -> list[str]:
@@ -65,7 +72,9 @@ def render(summary: dict[str, Any], title: str | None = None) -> str:
     lines = [f"# {head}", "",
              f"{summary.get('queries', 0)} queries. Scores on WritingBench's 1–10 scale (the "
              "mean of the judge's per-criterion scores). R: queries with that requirement; "
-             "C: only the criteria tagged with it. " + domains + ".", ""]
+             "C: only the criteria tagged with it. " + domains + ". Checks (requirements "
+             "verified in code): the share of answers passing all their query's checks, and "
+             "of all checks passed; n/a where no query had checks.", ""]
     lines += _table(("Method", *SCORE_COLUMNS), [[_label(v), *score_row(v)] for v in variants])
     lines += ["", "## Cost", ""]
     lines += _table(("Method", *COST_COLUMNS), [[_label(v), *cost_row(v)] for v in variants])

@@ -7,13 +7,23 @@ text:"), fence prose in ``` and append notes about what they changed ("**Changes
 What cannot be stripped — the rubric's band labels, the agents' or the reviser's prompt
 sentences copied into the text — is reported by `scaffolding`, so that such a text loses to
 one that is only an answer.
+
+Which text is the answer (`best`) and whether the loop may stop on it (`finished`) is decided
+here too, by the selection rule below: scaffolding first, then the content dimensions, with
+the checks (requirements verified in code) as a bounded bonus.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+
+from loops.trace import Candidate
+from rubrics.checks import Check, pass_rate
+from rubrics.checks.kinds import count_words
 
 _HEADING_WORDS = (r"(revised|improved|updated|rewritten|final|edited|new|corrected)"
                   r"(\s+\w+){0,3}")
@@ -128,3 +138,100 @@ def _prompt_shingles() -> frozenset[tuple[str, ...]]:
                 text = re.sub(r"\$\{?\w+\}?", " ", item.read_text("utf-8"))
                 grams |= _shingles(text)
     return frozenset(grams)
+
+
+# -- selection: which candidate is y*, and when the loop may stop ---------------------------
+#
+# rank(c) = content(c) + CHECK_WEIGHT x pass_rate(c)      for an ordinary candidate
+# rank(c) = content(c) - SHRINK_PENALTY                     for a shrunk rewrite
+#
+# content is the judge's normalised score over the checklist's dimensions, in [0, 1]; the
+# pass rate is the share of the checklist's checks the text passes (1.0 when it has none).
+# So checks break ties and near-ties, but a content lead of more than CHECK_WEIGHT is never
+# overturned by passing checks: a fragment that meets a format requirement does not beat the
+# text the user asked for. A rewrite that keeps under SHRINK_RATIO of the words of the text
+# it revised (when the request did not ask for a shorter text) gets no credit for its checks
+# and has to beat the longer texts on content alone by more than SHRINK_PENALTY; it cannot
+# end the loop at the threshold either, and the next round revises the text it shrank, not
+# it. Ranks are compared with the scaffolding rule first (a text repeating the loop's
+# machinery loses to any that does not), the earliest candidate wins an exact tie, and an
+# unevaluated candidate never wins over an evaluated one.
+#
+# The loop stops at the threshold only on a y* whose content reaches tau, that passes every
+# check and that is not a shrunk rewrite (`finished`).
+
+CHECK_WEIGHT = 0.05
+SHRINK_RATIO = 0.5
+SHRINK_PENALTY = 0.25
+
+_SHORTER = re.compile(
+    r"\b(?:shorter|shorten|condense|condensed|trim|cut (?:it |this )?down|more concise|"
+    r"briefer|summari[sz]e|summary|tl;?dr|reduce|fewer words|compress|abridge|"
+    r"in (?:one|a single|two|three|1|2|3) (?:sentence|line|word|paragraph)s?)\b"
+    r"|缩短|精简|简短|压缩|概括|缩写|删减", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Rank:
+    """A candidate's place in the selection order (see the rule above)."""
+
+    clean: bool       # repeats none of the loop's scaffolding
+    value: float      # content + check bonus, or content - shrink penalty
+
+    @property
+    def key(self) -> tuple[bool, float]:
+        return self.clean, self.value
+
+
+def rank(cand: Candidate) -> Rank | None:
+    """None for a candidate that was never evaluated."""
+    if cand.score is None:
+        return None
+    if cand.shrunk:
+        return Rank(not cand.scaffolding, cand.score - SHRINK_PENALTY)
+    return Rank(not cand.scaffolding, cand.score + CHECK_WEIGHT * pass_rate(cand.checks))
+
+
+def best(candidates: Sequence[Candidate]) -> Candidate:
+    """y*: the candidate of highest rank; the earliest wins a tie; the first if none was
+    evaluated."""
+    top, top_rank = candidates[0], rank(candidates[0])
+    for cand in candidates[1:]:
+        r = rank(cand)
+        if r is not None and (top_rank is None or r.key > top_rank.key):
+            top, top_rank = cand, r
+    return top
+
+
+def finished(cand: Candidate, threshold: float) -> bool:
+    """May the loop stop at tau on this text: content reaches tau, every check passes, and it
+    is not a shrunk rewrite that has still to earn its scores."""
+    return (cand.score is not None and cand.score >= threshold and not cand.shrunk
+            and all(o.passed for o in cand.checks))
+
+
+def asks_shorter(request: str, checks: Iterable[Check], words: int) -> bool:
+    """Did the request ask for a shorter text than one of `words` words: by its wording
+    ("shorten", "in one sentence", 缩短 ...) or by a word-count check whose upper bound is
+    below that."""
+    if _SHORTER.search(request):
+        return True
+    for check in checks:
+        if check.kind != "word_count":
+            continue
+        params = check.params
+        relation, n = params.get("relation"), params.get("n")
+        upper = params.get("upper") if relation == "between" else n
+        if relation in ("at most", "exactly", "between") and isinstance(upper, int) \
+                and upper < words:
+            return True
+    return False
+
+
+def shrank(text: str, revised: str, request: str, checks: Iterable[Check]) -> bool:
+    """A rewrite that keeps under SHRINK_RATIO of the words of the text it revised, when the
+    request did not ask for a shorter text."""
+    before = count_words(revised)
+    if before == 0 or count_words(text) >= SHRINK_RATIO * before:
+        return False
+    return not asks_shorter(request, checks, before)

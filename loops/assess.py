@@ -30,6 +30,7 @@ from loops.reflection import (
 )
 from loops.trace import Reflection
 from rubrics.checklist import Checklist, Evaluation, name_key
+from rubrics.checks import CheckOutcome
 from rubrics.evaluate import Judged, evaluate, flag_unquoted, joint_schema
 from rubrics.evidence import retry_note
 
@@ -120,6 +121,7 @@ class Assessor:
         return Assessment(evaluation, critique, answer.usage, answer.calls)
 
     async def reflect(self, query: Sequence[Message], text: str, checklist: Checklist,
-                      evaluation: Evaluation, history: list[Attempt]) -> Reflected:
+                      evaluation: Evaluation, history: list[Attempt],
+                      checks: Sequence[CheckOutcome] = ()) -> Reflected:
         return await reflect(self.judge, query, text, checklist, evaluation, self.params,
-                             history, self.retries)
+                             history, self.retries, checks)

@@ -6,7 +6,8 @@
     while S* < tau and t < T:                   (and within the token/time budget)
         g <- reflect(q, y, K)                   (fused with the evaluation of y by default)
         k candidates y' <- rewrite(q, y, g); evaluate each
-        y <- the best of this round (the current text follows the newest candidate)
+        y <- the best of this round (the current text follows the newest candidate, unless
+             it dropped most of the text it revised: see loops.answer)
         y* <- argmax score over everything evaluated
     return y*
 """
@@ -25,16 +26,19 @@ from llm.base import Backend
 from llm.conversation import target_text
 from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
-from loops.answer import scaffolding
+from loops.answer import best as _best
+from loops.answer import finished, scaffolding, shrank
 from loops.assess import Assessor
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.holistic import RESOLVED as HOLISTIC
 from loops.holistic import HolisticAssessor
 from loops.options import LoopOptions
 from loops.prompting import Attempt, render_history
+from loops.reflection import with_checks
 from loops.rewrite import render_reflection, rewrite
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checklist import Checklist
+from rubrics.checks import Check, run_checks
 from store.records import new_id
 
 log = logging.getLogger(__name__)
@@ -66,7 +70,8 @@ class _Run:
     emit: Emit | None
     started: float
     ledger: Ledger
-    checklist: Checklist | None = None
+    checklist: Checklist | None = None     # what the judge scores: the dimensions only
+    checks: tuple[Check, ...] = ()         # what code verifies on every candidate
     candidates: list[Candidate] | None = None
 
     async def event(self, name: str, **fields: Any) -> None:
@@ -100,9 +105,12 @@ class ReflectionLoop:
             assessor = Assessor(self.judge, self.judge_params, options.evaluation,
                                 options.fuse_reflection, self.retries)
         run = _Run(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
-                   None, [])
+                   candidates=[])
         resolved, y0, recalled, revising = await self._first_draft(run, fixed, namespace)
-        run.checklist = resolved.checklist
+        # The judge never sees the checks (they are run in code), and a checklist without
+        # them is the same rubric for the judge prompts' caches.
+        run.checks = resolved.checklist.checks
+        run.checklist = resolved.checklist.model_copy(update={"checks": ()})
         await run.event("checklist", source=resolved.source,
                         dimensions=len(resolved.checklist.dimensions))
         experiences: dict[str, Any] = recalled.as_dict() if recalled is not None else {}
@@ -207,7 +215,8 @@ class ReflectionLoop:
                 task.cancel()
             raise
         experiences["draft_score"] = done[0].score
-        return done[-1], True
+        # A memory rewrite that dropped most of the draft is not followed either.
+        return (done[0] if done[-1].shrunk else done[-1]), True
 
     async def _rounds(self, run: _Run, first: Candidate, evaluated: bool) -> tuple[str, int]:
         opts = run.options
@@ -219,15 +228,13 @@ class ReflectionLoop:
                     return "degraded", 0
                 history: list[Attempt] = []
                 for t in range(1, opts.max_rounds + 1):
-                    best = _best(run.candidates or [])
-                    if best.score is not None and best.score >= opts.threshold:
+                    if finished(_best(run.candidates or []), opts.threshold):
                         return "threshold", t - 1
                     self._check_budget(run)
                     current = await self._round(run, t, current, history)
                     if current is None:
                         return "degraded", t
-                best = _best(run.candidates or [])
-                if best.score is not None and best.score >= opts.threshold:
+                if finished(_best(run.candidates or []), opts.threshold):
                     return "threshold", opts.max_rounds
                 return "max_rounds", opts.max_rounds
         except _Stop as stop:
@@ -259,9 +266,12 @@ class ReflectionLoop:
         if critique is None:
             t0 = self.clock()
             reflected = await run.assessor.reflect(run.query, current.text, run.checklist,  # type: ignore[arg-type]
-                                                   current.evaluation, history)  # type: ignore[arg-type]
+                                                   current.evaluation, history,  # type: ignore[arg-type]
+                                                   current.checks)
             run.ledger.add("reflect", reflected.usage, reflected.calls, self.clock() - t0)
             critique = reflected.reflection
+        # Failed checks are measured, not judged: they enter the reflection as items first.
+        critique = with_checks(critique, current.checks)
         await run.event("reflected", round=t, dimensions=[i.dimension for i in critique.items])
         more = t < run.options.max_rounds
         results = await asyncio.gather(*(
@@ -274,6 +284,13 @@ class ReflectionLoop:
         if not scored:
             return None
         newest = _best(scored)
+        if newest.shrunk:
+            # A rewrite that dropped most of the text is not followed: the next round revises
+            # the whole text again, told what happened.
+            history.append(Attempt(t, f"{critique.summary} (set aside: the rewrite dropped "
+                                      "most of the text; keep all of it)".strip(),
+                                   current.score or 0.0, current.score or 0.0))
+            return current
         history.append(Attempt(t, critique.summary, current.score or 0.0, newest.score or 0.0))
         return newest
 
@@ -299,26 +316,17 @@ class ReflectionLoop:
         a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
         run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
         score = a.score(run.checklist)  # type: ignore[arg-type]
+        checks = run_checks(cand.text, run.checks)
+        shrunk = cand.parent is not None and shrank(
+            cand.text, run.candidates[cand.parent].text,  # type: ignore[index]
+            target_text(run.query), run.checks)
         position = len(run.candidates) if slot is None else slot  # type: ignore[arg-type]
         cand = replace(cand, position=position, evaluation=a.evaluation, score=score,
-                       critique=a.critique)
+                       critique=a.critique, checks=checks, shrunk=shrunk)
         if slot is None:
             run.candidates.append(cand)  # type: ignore[union-attr]
         else:
             run.candidates[slot] = cand  # type: ignore[index]
-        await run.event("evaluated", round=cand.round, candidate=position, score=score)
+        await run.event("evaluated", round=cand.round, candidate=position, score=score,
+                        checks_passed=cand.checks_passed, checks=len(checks))
         return cand
-
-
-def _best(candidates: Sequence[Candidate]) -> Candidate:
-    """The highest-scoring evaluated candidate; the earliest wins a tie; the draft if none.
-    A text that repeats the loop's scaffolding loses to any that does not, whatever the
-    judge gave it: a small judge scores copied rubric text high."""
-    best = candidates[0]
-    for cand in candidates[1:]:
-        if cand.score is None:
-            continue
-        if best.score is None or (not cand.scaffolding, cand.score) > (not best.scaffolding,
-                                                                        best.score):
-            best = cand
-    return best

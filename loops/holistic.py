@@ -27,6 +27,7 @@ from loops.prompting import Attempt, language_rule, template
 from loops.reflection import Reflected
 from loops.trace import Reflection, ReflectionItem
 from rubrics.checklist import Checklist, Evaluation
+from rubrics.checks import CheckOutcome
 
 LOW, HIGH = 1, 10
 OVERALL = "Overall quality"
@@ -88,7 +89,8 @@ class HolisticAssessor:
         return Assessment(evaluation, judgement.critique, usage, calls)
 
     async def reflect(self, query: Sequence[Message], text: str, checklist: Checklist,
-                      evaluation: Evaluation, history: list[Attempt]) -> Reflected:
+                      evaluation: Evaluation, history: list[Attempt],
+                      checks: Sequence[CheckOutcome] = ()) -> Reflected:
         """The critique comes with every judgement; asked again only if it went missing."""
         judgement, usage, calls = await judge_holistically(
             self.judge, query, text, self.params, self.retries)

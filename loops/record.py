@@ -1,12 +1,22 @@
-"""A finished loop as the store keeps it (one record, written in one transaction)."""
+"""A finished loop as the store keeps it (one record, written in one transaction).
+
+A candidate's check outcomes ride in its `scores` JSON under the reserved key `CHECKS_KEY`
+(a list of {kind, passed, measured, target, quote}), beside the per-dimension entries, and
+`SHRUNK_KEY` marks a rewrite that dropped most of the text it revised and `ANSWER_KEY` the
+candidate the loop returned (y*, chosen by the rule in `loops.answer`, which a total score
+alone does not reproduce); `stored_checks`, `dimension_scores` and `answer_of` read them
+apart again.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from llm.types import Usage
 from loops.trace import Candidate, LoopTrace
+from rubrics.checks import CheckOutcome
 from store.records import CandidateRecord, LoopRecord
 
 
@@ -15,11 +25,50 @@ def usage_dict(usage: Usage) -> dict[str, int]:
             "total_tokens": usage.total_tokens}
 
 
-def candidate_record(c: Candidate) -> CandidateRecord:
-    scores = {}
+CHECKS_KEY = "_checks"
+SHRUNK_KEY = "_shrunk"
+ANSWER_KEY = "_answer"
+RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY)
+
+
+def stored_checks(scores: dict[str, Any] | None) -> tuple[CheckOutcome, ...]:
+    """The check outcomes a stored candidate carries (none for loops recorded before checks,
+    and entries that do not parse are skipped)."""
+    out = []
+    for item in (scores or {}).get(CHECKS_KEY) or ():
+        try:
+            out.append(CheckOutcome.model_validate(item))
+        except ValueError:
+            continue
+    return tuple(out)
+
+
+def dimension_scores(scores: dict[str, Any] | None) -> dict[str, Any]:
+    """The per-dimension entries of a stored candidate's scores, without the reserved keys."""
+    return {k: v for k, v in (scores or {}).items() if k not in RESERVED}
+
+
+def answer_of(candidates: Sequence[CandidateRecord]) -> CandidateRecord | None:
+    """y* of a stored loop: the candidate marked as the answer; for loops recorded before the
+    mark, the highest total score (the earliest on a tie); None when nothing was scored."""
+    for c in candidates:
+        if (c.scores or {}).get(ANSWER_KEY):
+            return c
+    scored = [c for c in candidates if c.total_score is not None]
+    return max(scored, key=lambda c: (c.total_score, -c.position)) if scored else None
+
+
+def candidate_record(c: Candidate, answer: bool = False) -> CandidateRecord:
+    scores: dict[str, Any] = {}
     if c.evaluation is not None:
         scores = {s.name: {"score": s.score, "evidence": s.evidence, "band": s.band}
                   for s in c.evaluation.scores}
+    if c.checks:
+        scores[CHECKS_KEY] = [o.model_dump(mode="json") for o in c.checks]
+    if c.shrunk:
+        scores[SHRUNK_KEY] = True
+    if answer:
+        scores[ANSWER_KEY] = True
     return CandidateRecord(
         position=c.position, round=c.round, kind=c.kind, text=c.text, parent_position=c.parent,
         scores=scores, total_score=c.score,
@@ -47,4 +96,5 @@ def to_record(trace: LoopTrace, *, namespace: str, request: dict[str, Any], mode
         timings={**{k: round(v, 4) for k, v in trace.ledger.seconds.items()},
                  "total": round(trace.elapsed, 4)},
         experiences=trace.experiences,
-        candidates=tuple(candidate_record(c) for c in trace.candidates))
+        candidates=tuple(candidate_record(c, c.position == trace.answer.position)
+                         for c in trace.candidates))

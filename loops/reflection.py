@@ -15,6 +15,7 @@ from llm.types import ChatParams, Message, Usage
 from loops.prompting import Attempt, language_rule, render_history, render_scores, template
 from loops.trace import Reflection, ReflectionItem
 from rubrics.checklist import Checklist, Dimension, Evaluation, name_key
+from rubrics.checks import CheckOutcome
 from rubrics.evaluate import judge_messages
 from rubrics.templates import render
 
@@ -86,12 +87,40 @@ def fallback_reflection(checklist: Checklist, evaluation: Evaluation) -> Reflect
     return Reflection(items, "Raise the weakest dimensions to their top band.")
 
 
+CHECK_PREFIX = "check: "  # a reflection item about a check, not a checklist dimension
+
+
+def check_item(outcome: CheckOutcome) -> ReflectionItem:
+    """A failed check as a reflection item: what the text has, what the request needs."""
+    quoted = f' (the request: "{outcome.quote}")' if outcome.quote else ""
+    return ReflectionItem(
+        f"{CHECK_PREFIX}{outcome.kind}", outcome.measured,
+        f"Needs {outcome.target}{quoted}; now {outcome.measured}.",
+        (f"Change the text so that it has {outcome.target}, and keep everything else that "
+         "the request asks for.",))
+
+
+def with_checks(reflection: Reflection, outcomes: Sequence[CheckOutcome]) -> Reflection:
+    """The reflection with one item per failed check first: these are measured, so they are
+    never wrong and never left out; the judge's items follow. Passed checks add nothing."""
+    failed = tuple(check_item(o) for o in outcomes if not o.passed)
+    if not failed:
+        return reflection
+    kept = tuple(i for i in reflection.items if not i.dimension.startswith(CHECK_PREFIX))
+    return Reflection(failed + kept, reflection.summary)
+
+
 async def reflect(backend: Backend, query: Sequence[Message], text: str, checklist: Checklist,
                   evaluation: Evaluation, params: ChatParams, history: list[Attempt],
-                  retries: int = 2) -> Reflected:
+                  retries: int = 2, checks: Sequence[CheckOutcome] = ()) -> Reflected:
+    """The judge's reflection on `text`; the checks measured on it are shown beside the
+    scores (the failed ones are added as items by `with_checks` whatever the judge writes)."""
+    scores = render_scores(checklist, evaluation)
+    if checks:
+        scores += "\n\nRequirements measured in code:\n" + "\n".join(o.line() for o in checks)
     task = template("reflect").substitute(
         max_items=MAX_ITEMS, language_rule=language_rule(target_text(query)),
-        scores=render_scores(checklist, evaluation), history=render_history(history), text=text)
+        scores=scores, history=render_history(history), text=text)
     answer = await ask(backend, judge_messages(query, checklist, task), for_schema(params),
                        ReflectionOut, lambda out: usable(out, checklist), retries=retries,
                        schema=reflection_schema(checklist))

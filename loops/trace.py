@@ -8,6 +8,7 @@ from typing import Any
 
 from llm.types import Usage
 from rubrics.checklist import Checklist, Evaluation
+from rubrics.checks import CheckOutcome
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -51,6 +52,12 @@ class Candidate:
     latency_ms: float = 0.0
     finish_reason: str | None = None
     scaffolding: tuple[str, ...] = ()      # loop machinery the text repeats (loops.answer)
+    checks: tuple[CheckOutcome, ...] = ()  # the checklist's checks run on the text, in order
+    shrunk: bool = False                   # a rewrite that dropped most of the text it revised
+
+    @property
+    def checks_passed(self) -> int:
+        return sum(o.passed for o in self.checks)
 
 
 @dataclass

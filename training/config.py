@@ -22,8 +22,9 @@ R3_WEIGHTINGS = ("sigma", "uniform")
 # The `--reward` names (training.rewards.REWARDS holds their factories; a test keeps the two in
 # step) and those computed in-process, which make no judge call: DRO's R3 scores with the
 # policy itself. Kept here so that checking options never imports torch.
-REWARD_NAMES = ("checklist", "pairwise", "r3", "checklist+process", "pairwise+process")
-JUDGE_FREE_REWARDS = frozenset({"r3"})
+REWARD_NAMES = ("checklist", "pairwise", "r3", "checklist+process", "pairwise+process",
+                "checks")
+JUDGE_FREE_REWARDS = frozenset({"r3", "checks"})
 
 
 def check_url(flag: str, url: str | None) -> None:
@@ -132,12 +133,16 @@ class SftConfig(TrainConfig):
 @dataclass(frozen=True, kw_only=True)
 class GspoConfig(TrainConfig):
     judge_url: str | None = option(None, "OpenAI-compatible base URL of the judge, e.g. "
-                                   "http://127.0.0.1:8001/v1; required by every reward but r3")
+                                   "http://127.0.0.1:8001/v1; required by every reward but "
+                                   "r3 and checks")
     judge_model: str | None = option(None, "model name the judge serves; required by every "
-                                     "reward but r3")
+                                     "reward but r3 and checks")
     judge_api_key: str | None = option(None, "API key for the judge")
     reward: str = option("checklist", "reward: checklist (the judge's checklist score, "
-                         "Writer-R1), pairwise (judge verdict against a reference, Writing-RL), "
+                         "Writer-R1, less 0.05 x the share of stored checks failed), checks "
+                         "(the share of the prompt's stored checks passed, run in code, no "
+                         "judge; prompts without checks are left out), pairwise (judge "
+                         "verdict against a reference, Writing-RL), "
                          "r3 (DRO's in-process reasoning reflection reward, no judge), "
                          "checklist+process or pairwise+process (R2-Write, with --alpha)",
                          choices=REWARD_NAMES)

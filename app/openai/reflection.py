@@ -10,7 +10,7 @@ from app.settings import ReflectionSettings
 from llm.errors import InvalidRequest
 from loops.checklists import ChecklistSpec
 from loops.options import LoopOptions
-from loops.record import candidate_record, stage_usage, usage_dict
+from loops.record import candidate_record, dimension_scores, stage_usage, usage_dict
 from loops.trace import LoopTrace
 
 _STORED_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -98,5 +98,7 @@ def _candidate(c: Any) -> dict[str, Any]:
     record = candidate_record(c)
     return {"position": record.position, "round": record.round, "kind": record.kind,
             "parent": record.parent_position, "text": record.text, "score": record.total_score,
-            "scores": record.scores, "reflection": record.reflection, "usage": record.usage,
+            "scores": dimension_scores(record.scores),
+            "checks": [o.model_dump(mode="json") for o in c.checks], "shrunk": c.shrunk,
+            "reflection": record.reflection, "usage": record.usage,
             "latency_ms": round(record.latency_ms, 2)}

@@ -135,3 +135,20 @@ def test_holistic_with_a_checklist_is_a_400(eval_server: Server) -> None:
             extra_body={"reflection": {"evaluation": "holistic",
                                        "checklist": "writingbench:wb-v1-1"}})
     assert err.value.body["param"] == "reflection.checklist"
+
+
+def test_server_url_without_v1_and_loop_checks_from_the_trace(
+        eval_server: Server, eval_writer: Fake, tmp_path: Path) -> None:
+    out = tmp_path / "no-v1"
+    args = eval_args(eval_server, eval_writer.base_url, out, "--limit", "1", "--methods",
+                     "direct,mrpo", "--max-rounds", "1")
+    assert eval_server.base_url.endswith("/v1")
+    args[args.index("--server") + 1] = eval_server.base_url.removesuffix("/v1") + "/"
+    assert redraft(["eval", *args]) == 0
+    rows = {r["method"]: r for r in lines(out)}
+    assert {r["status"] for r in rows.values()} == {"ok"}
+    # The loop returned its checklist (this fake's has no checks); direct ran no loop.
+    assert rows["mrpo"]["loop_checks"] == [] and rows["direct"]["loop_checks"] is None
+    assert "trace" not in rows["mrpo"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert [v["checks"]["prompt_level"] for v in summary["variants"]] == [None, None]

@@ -198,3 +198,109 @@ def test_missing_eval_extra_is_named_with_the_install_command(
     assert eval_main(["report", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "matplotlib not installed" in err and "redraft[eval]" in err
+
+
+WORDS_5 = {"kind": "word_count", "params": {"relation": "at least", "n": 5, "upper": None},
+           "quote": "five words at least", "source": "agent"}
+WORDS_9 = {**WORDS_5, "params": {"relation": "at most", "n": 9, "upper": None}}
+
+
+def checked(qid: str, variant_key: str, answer: str, loop_checks: list | None = None) -> dict:
+    return {**row(qid, variant_key, crit(5, 5, 5)), "answer": answer, "loop_checks": loop_checks}
+
+
+def checks_run(tmp_path: Path) -> Path:
+    """Query 1: two checks (from its mrpo loop); query 2: one; query 3: none anywhere."""
+    rows = [
+        checked("1", "direct", "one two three"),                          # 5+ fails, <=9 ok
+        checked("1", "mrpo", "one two three four five", [WORDS_5, WORDS_9]),  # both pass
+        checked("2", "direct", "a b c d e f"),
+        checked("2", "mrpo", "a b", [WORDS_5, {"kind": "from_the_future", "params": {}}]),
+        checked("3", "direct", "x"), checked("3", "mrpo", "x", []),
+    ]
+    return write_run(tmp_path / "checks", rows, [variant("direct", None, None),
+                                                 variant("mrpo")])
+
+
+def test_check_pass_rates_per_method_beside_the_scores(tmp_path: Path) -> None:
+    out = checks_run(tmp_path)
+    assert eval_main(["report", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    direct, mrpo = summary["variants"]
+    # Every method of a query is held to the checks its loop returned.
+    assert direct["checks"] == {"prompt_level": 0.5, "check_level": pytest.approx(2 / 3, abs=1e-4),
+                                "queries": 2, "checks": 3, "sources": {"loop": 2}}
+    assert mrpo["checks"]["prompt_level"] == 0.5 and mrpo["checks"]["check_level"] == \
+        pytest.approx(2 / 3, abs=1e-4)
+    table = (out / "table.md").read_text()
+    direct_line = next(x for x in table.splitlines() if x.startswith("| Direct answering"))
+    assert direct_line.endswith("| 50% | 67% |")
+
+
+def test_without_checks_the_columns_say_n_a(tmp_path: Path) -> None:
+    rows = [checked("1", "mrpo", "text", None), checked("2", "mrpo", "text", [])]
+    out = write_run(tmp_path / "none", rows, [variant("mrpo")])
+    assert eval_main(["report", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["variants"][0]["checks"]["prompt_level"] is None
+    line = next(x for x in (out / "table.md").read_text().splitlines()
+                if x.startswith("| MRPO"))
+    assert line.endswith("| n/a | n/a |")
+
+
+def test_the_prepass_when_present_gives_the_checks(tmp_path: Path, monkeypatch) -> None:
+    import evals.summary
+    from evals.summary import query_checks
+    from rubrics.checks import Check
+
+    seen = []
+
+    def prepass(text: str) -> list[Check]:
+        seen.append(text)
+        return [Check.model_validate(WORDS_9)]
+
+    monkeypatch.setattr(evals.summary, "find_prepass", lambda: prepass)
+    qid = load_queries()[0].id
+    found = query_checks([checked(qid, "mrpo", "a", [WORDS_5]), checked("x", "mrpo", "a",
+                                                                        [WORDS_5])])
+    assert found[qid][0] == "prepass" and found[qid][1][0].params["relation"] == "at most"
+    assert seen == [load_queries()[0].query]
+    assert found["x"][0] == "loop"  # not a WritingBench query: the loop's checks
+
+
+def test_compare_reports_the_check_pass_rates(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    before = write_run(tmp_path / "before", [
+        checked("1", "mrpo", "one two", [WORDS_5]), checked("2", "mrpo", "a b c d e f g")],
+        [variant("mrpo")])
+    after = write_run(tmp_path / "after", [
+        checked("1", "mrpo", "one two three four five"),
+        checked("2", "mrpo", "a b c d e f g", [WORDS_5])], [variant("mrpo")])
+    result = compare(before, after)["variants"]["mrpo"]
+    assert result["checks_before"] == {"prompt_level": 0.5, "check_level": 0.5}
+    assert result["checks_after"] == {"prompt_level": 1.0, "check_level": 1.0}
+    assert eval_main(["--compare", str(before), str(after)]) == 0
+    assert "| 50% → 100% | 50% → 100% |" in capsys.readouterr().out
+
+
+def test_server_url_with_or_without_v1() -> None:
+    from evals.runner import api_base
+
+    for given in ("http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/"):
+        assert api_base(given) == "http://h:8000/v1"
+
+
+def test_radar_omits_axes_without_data() -> None:
+    from evals.figures import AXES, radar_axes
+
+    rows, vs = sweep_rows()
+    summary = json.loads(json.dumps({"variants": [
+        {**v, "scores": scores([r for r in rows if r["variant"] == v["key"]])}
+        for v in vs[:2]]}))
+    summary["variants"][1]["scores"]["domains"]["D3"] = None  # one method lacks D3
+    for v in summary["variants"]:
+        v["scores"]["requirements"]["format"]["R"] = None      # no method has format data
+    axes, values = radar_axes(summary["variants"])
+    assert "R2 format" not in axes and len(axes) == len(AXES) - 1
+    assert values[1][axes.index("D3")] is None and values[0][axes.index("D3")] is not None
+    assert all(v is not None for v in values[0])

@@ -12,6 +12,7 @@ from app.factory import create_app
 from app.settings import load_settings
 from llm.errors import UpstreamUnavailable
 from llm.scripted import ScriptedBackend
+from loops.record import stored_checks
 
 URL = "/v1/chat/completions"
 MSG = [{"role": "user", "content": "Write a short note inviting the team to a picnic."}]
@@ -268,3 +269,26 @@ async def test_a_loop_cancelled_mid_way_is_not_recorded(model):
     await asyncio.sleep(0.15)
     assert len(backend.calls) == calls  # nothing keeps calling the upstream
     assert repo.saved == []
+
+
+def test_an_inline_checklist_with_checks_runs_them_on_every_candidate(client):
+    checklist = {"dimensions": [{"name": "Warmth", "description": "a warm invitation", "bands": [
+        {"low": 1, "high": 5, "description": "cold"},
+        {"low": 6, "high": 10, "description": "warm"}]}],
+        "checks": [{"kind": "word_count", "quote": "at least two words",
+                    "params": {"relation": "at least", "n": 2, "upper": None}}]}
+    # Every note is one word: the judge's 10/10 on note-2 cannot stop the loop at tau.
+    r = client.post(URL, json={"messages": MSG, "reflection": {
+        "checklist": checklist, "max_rounds": 3, "threshold": 0.9, "return_trace": True}})
+    assert r.status_code == 200, r.text
+    info = r.json()["reflection"]
+    assert info["stop_reason"] == "max_rounds" and info["rounds"] == 3
+    outcomes = [c["checks"] for c in info["trace"]["candidates"]]
+    assert all(o == [{"kind": "word_count", "passed": False, "measured": "1 words",
+                      "target": "at least 2 words", "quote": "at least two words"}]
+               for o in outcomes)
+    loop = client.get(f"/admin/loops/{info['loop_id']}", headers=ADMIN).json()
+    stored = [stored_checks(c["scores"]) for c in loop["candidates"]]
+    failed = "[FAIL] word_count: 1 words; needs at least 2 words"
+    assert [o[0].line() for o in stored] == [failed] * 4
+    assert loop["checklist"]["checks"][0]["kind"] == "word_count"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 
@@ -375,3 +375,27 @@ def test_chart_plots_points_running_best_and_escapes_labels():
 def test_chart_without_scores_says_so():
     html = str(trajectory_chart([], title="t", chart_id="c"))
     assert "<svg" not in html and "No scores" in html
+
+
+def test_loop_page_shows_each_candidates_checks_and_the_loops_answer(admin):
+    failed = {"kind": "word_count", "passed": False, "measured": "45 words",
+              "target": "at least 120 words", "quote": "at least 120 words"}
+    passed = {**failed, "passed": True, "measured": "130 words"}
+    base = make_loop().candidates
+    candidates = (
+        replace(base[0], scores={**base[0].scores, "_checks": [failed]}),
+        replace(base[1], scores={**base[1].scores, "_checks": [passed], "_answer": True}),
+        replace(base[2], scores={**base[2].scores, "_checks": [failed], "_shrunk": True}),
+    )
+    record = save(admin, make_loop(candidates=candidates))
+    page = admin.get(f"/admin/ui/loops/{record.id}").text
+    # The answer is the candidate the loop chose, not the highest total score.
+    columns = re.findall(r'<article class="candidate( best)?" id="candidate-(\d)"', page)
+    assert columns == [("", "0"), (" best", "1"), ("", "2")]
+    draft, second, final = (page.split(f'id="candidate-{i}"')[1].split("</article>")[0]
+                            for i in range(3))
+    assert "word_count: 45 words; needs at least 120 words" in draft and "FAIL" in draft
+    assert "(0/1 passed)" in draft and "(1/1 passed)" in second
+    assert "word_count: 130 words; needs at least 120 words" in second
+    assert "Dropped most of the text it revised" in final
+    assert "_checks" not in page and "_answer" not in page

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from llm.conversation import message_text, normalised_conversation
+from loops.record import ANSWER_KEY, answer_of
 from store import CandidateRecord, LoopRecord
 
 Counter = Callable[[str], int]
@@ -32,9 +33,10 @@ def query_id(messages: list[dict[str, str]]) -> str:
 
 
 def best(record: LoopRecord) -> CandidateRecord | None:
-    """y*: the highest-scored candidate, the earliest on a tie (the loop's best-so-far)."""
-    scored = [c for c in record.candidates if c.total_score is not None]
-    return max(scored, key=lambda c: (c.total_score, -c.position)) if scored else None
+    """y*: the candidate the loop returned (its selection weighs checks and shrunk rewrites,
+    `loops.answer`); for older loops the highest-scored, the earliest on a tie."""
+    top = answer_of(record.candidates)
+    return top if top is not None and top.total_score is not None else None
 
 
 def draft(record: LoopRecord) -> CandidateRecord | None:
@@ -88,8 +90,10 @@ def truncate(messages: list[dict[str, str]], limit: int,
 
 
 def candidate_row(c: CandidateRecord) -> dict[str, Any]:
+    """One candidate of a prompt row; `answer` marks the one the loop returned (y*)."""
     return {"position": c.position, "round": c.round, "kind": c.kind, "text": c.text,
-            "score": c.total_score, "parent": c.parent_position, "reflection": c.reflection}
+            "score": c.total_score, "parent": c.parent_position, "reflection": c.reflection,
+            "answer": bool((c.scores or {}).get(ANSWER_KEY))}
 
 
 def rows_of(record: LoopRecord, *, max_prompt_tokens: int, count: Counter,

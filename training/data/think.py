@@ -43,14 +43,16 @@ Candidate = Mapping[str, Any]
 def trajectory(candidates: Sequence[Candidate]) -> list[Candidate]:
     """The candidates from the draft to the best-scored one, following parent links.
 
-    The best is the highest score (earliest on ties, as the loop keeps its best-so-far);
-    unscored candidates never win. A broken parent chain stops at the break.
+    The best is the one the loop returned (marked `answer`: its selection weighs checks);
+    for rows exported before the mark, the highest score (earliest on ties, as the loop keeps
+    its best-so-far); unscored candidates never win. A broken parent chain stops at the break.
     """
     by_position = {c["position"]: c for c in candidates}
     scored = [c for c in candidates if c.get("score") is not None]
     if not scored:
         return [c for c in candidates if c.get("kind") == "draft"][:1]
-    best = max(scored, key=lambda c: (c["score"], -c["position"]))
+    best = next((c for c in scored if c.get("answer")), None) or \
+        max(scored, key=lambda c: (c["score"], -c["position"]))
     path, seen = [best], {best["position"]}
     while (parent := path[-1].get("parent")) is not None and parent in by_position \
             and parent not in seen:

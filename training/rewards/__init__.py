@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from training.rewards.checklist import checklist_reward
+from training.rewards.checklist import checklist_reward, checks_reward
 from training.rewards.pairwise import pairwise_reward
 from training.rewards.process import process_reward
 from training.rewards.r3 import r3_reward
@@ -25,6 +25,7 @@ REWARDS: dict[str, RewardFactory] = {
     "r3": r3_reward,
     "checklist+process": process_reward(checklist_reward),
     "pairwise+process": process_reward(pairwise_reward),
+    "checks": checks_reward,
 }
 
 

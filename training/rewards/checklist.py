@@ -1,7 +1,18 @@
-"""The checklist reward: each completion scored by the judge on its prompt's stored checklist.
+"""The checklist reward: each completion scored by the judge on its prompt's stored checklist,
+and the checks stored with it run in code; and the checks reward: the checks alone, no judge.
 
 Scoring is redraft's own `rubrics.evaluate.evaluate` (joint mode: one judge call per
-completion, re-asked on a malformed answer), normalised to [0, 1]. A call that still fails,
+completion, re-asked on a malformed answer), normalised to [0, 1]. The checks mix in as they do
+in the loop's selection (`loops.answer`): a bounded bonus that never overturns a content gap,
+
+    reward = content - CHECK_WEIGHT x (1 - pass rate)        (CHECK_WEIGHT = 0.05)
+
+so a completion passing every check (or a prompt without checks) gets its content score, and
+one failing them all loses 0.05: checks break near-ties between completions of one group but
+a fragment that passes a format check never outscores the text that was asked for. The checks
+reward (`--reward checks`) is the pass rate alone: exact, free, deterministic; a prompt without
+checks gets no reward (None, the group teaches nothing), and the stage leaves such prompts
+out and says how many. A call that still fails,
 or an evaluation left degraded, gives no reward (None). One missing reward voids its whole
 group (every completion of the same prompt id in the batch gets None): TRL then computes NaN
 for the group and turns its advantages into zeros, so the group teaches nothing rather than
@@ -10,14 +21,59 @@ teaching against a partial baseline. Both are counted (`stats()`).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from llm.errors import RedraftError
+from loops.answer import CHECK_WEIGHT
 from rubrics.checklist import ChecklistInvalid, from_json
+from rubrics.checks import Check, pass_rate, run_checks
+from rubrics.checks.kinds import KINDS
 from rubrics.evaluate import evaluate
 from training.rewards.judge import Judge
+
+
+def stored_checks(checklist_data: Any) -> tuple[Check, ...]:
+    """The checks a stored checklist carries; entries that do not parse or name a kind this
+    version does not know are skipped (a newer server may have stored them)."""
+    checklist_data = _parsed(checklist_data)
+    raw = checklist_data.get("checks") if isinstance(checklist_data, dict) else None
+    out = []
+    for item in raw or ():
+        try:
+            check = Check.model_validate(item)
+        except ValueError:
+            continue
+        if check.kind in KINDS:
+            out.append(check)
+    return tuple(out)
+
+
+def _parsed(checklist_data: Any) -> Any:
+    """A stored checklist as a dict when it came as JSON text; else as given."""
+    if isinstance(checklist_data, str | bytes):
+        try:
+            return json.loads(checklist_data)
+        except ValueError:
+            return checklist_data
+    return checklist_data
+
+
+def dimensions_only(checklist_data: Any) -> Any:
+    """A stored checklist without its checks, as the judge scores it."""
+    checklist_data = _parsed(checklist_data)
+    if isinstance(checklist_data, dict):
+        return {k: v for k, v in checklist_data.items() if k != "checks"}
+    return checklist_data
+
+
+def with_checks(content: float, text: str, checks: Sequence[Check]) -> float:
+    """The content score less CHECK_WEIGHT for the share of checks the text fails."""
+    if not checks:
+        return content
+    return content - CHECK_WEIGHT * (1.0 - pass_rate(run_checks(text, checks)))
 
 
 def completion_text(completion: Any) -> str:
@@ -54,7 +110,9 @@ class ChecklistReward:
     async def score(self, item: tuple[Any, str, Any]) -> float | None:
         prompt, text, checklist_data = item
         try:
-            checklist = from_json(checklist_data)
+            # The judge scores the dimensions; the checks are run here, in code (and a check
+            # of a kind this version does not know must not cost the content score).
+            checklist = from_json(dimensions_only(checklist_data))
         except ChecklistInvalid:
             self.counts["bad_checklist"] += 1
             return None
@@ -68,7 +126,7 @@ class ChecklistReward:
                 self.counts["judge_errors"] += 1
                 continue
             if not result.degraded:
-                return result.normalised
+                return with_checks(result.normalised, text, stored_checks(checklist_data))
             self.counts["degraded"] += 1
         return None
 
@@ -98,3 +156,39 @@ class ChecklistReward:
 def checklist_reward(config: Any, *, judge: Judge, **_: Any) -> ChecklistReward:
     return ChecklistReward(judge, retries=getattr(config, "judge_retries", 2))
 
+
+
+class ChecksReward:
+    """The share of its prompt's stored checks a completion passes; None without checks."""
+
+    __name__ = "checks"
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def __call__(self, prompts: list[Any], completions: list[Any],
+                 completion_ids: Any = None, **columns: Any) -> list[float | None]:
+        checklists = columns.get("checklist") or [None] * len(prompts)
+        rewards: list[float | None] = []
+        for completion, data in zip(completions, checklists, strict=True):
+            checks = stored_checks(data)
+            if not checks:
+                self.counts["no_checks"] += 1
+                rewards.append(None)
+                continue
+            outcomes = run_checks(completion_text(completion), checks)
+            self.counts["checks_run"] += len(outcomes)
+            self.counts["checks_passed"] += sum(o.passed for o in outcomes)
+            rewards.append(pass_rate(outcomes))
+        missing = sum(r is None for r in rewards)
+        self.counts["scored"] += len(rewards) - missing
+        self.counts["unscorable"] += missing
+        return rewards
+
+    def stats(self) -> dict[str, int]:
+        return {k: self.counts.get(k, 0) for k in
+                ("scored", "unscorable", "no_checks", "checks_run", "checks_passed")}
+
+
+def checks_reward(config: Any, **_: Any) -> ChecksReward:
+    return ChecksReward()

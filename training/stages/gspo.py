@@ -20,6 +20,7 @@ from training.config import GspoConfig
 from training.errors import UsageError
 from training.parallel import summed
 from training.rewards import make_reward, r3_filter
+from training.rewards.checklist import stored_checks
 from training.rewards.judge import Judge
 from training.stages.checkpoints import FINAL, save_final
 from training.stages.holdout import decode_columns, encode_columns, holdout_reward
@@ -39,7 +40,8 @@ from training.stages.runner import (
 )
 
 # The reward statistics each process counts for itself, summed over processes for the report.
-COUNTS = frozenset({"scored", "unscorable", "masked", "calls"})
+COUNTS = frozenset({"scored", "unscorable", "masked", "calls", "no_checks", "checks_run",
+                    "checks_passed"})
 
 
 class DecodedReward:
@@ -104,9 +106,29 @@ def open_judge(config: GspoConfig, retries: int | None = None) -> Judge:
     return judge
 
 
+def with_checks_only(config: GspoConfig, train_rows: Rows, holdout_rows: Rows,
+                     ) -> tuple[Rows, Rows, dict[str, int]]:
+    """For `--reward checks`: the prompts whose stored checklist has checks (the others would
+    get no reward), with how many had none; exit 2 when none has any."""
+    if config.reward != "checks":
+        return train_rows, holdout_rows, {}
+    kept = [r for r in train_rows if stored_checks(r.get("checklist"))]
+    held = [r for r in holdout_rows if stored_checks(r.get("checklist"))]
+    counts = {"train": len(train_rows), "train_without_checks": len(train_rows) - len(kept),
+              "holdout": len(holdout_rows), "holdout_without_checks": len(holdout_rows) - len(held)}
+    if not kept:
+        raise UsageError(f"--reward checks: none of the {len(train_rows)} training prompts has "
+                         "checks in its stored checklist; use a judge reward")
+    print(f"gspo: --reward checks: {counts['train_without_checks']} of {len(train_rows)} "
+          f"training prompts (and {counts['holdout_without_checks']} of {len(holdout_rows)} "
+          "held out) have no checks and are left out", file=sys.stderr)
+    return kept, held, counts
+
+
 def run_gspo(config: GspoConfig) -> int:
     train_rows, holdout_rows = stage_inputs(config, "prompts", "has no RL prompt rows")
     holdout_rows = holdout_rows[:config.eval_prompts]
+    train_rows, holdout_rows, checks = with_checks_only(config, train_rows, holdout_rows)
     check_prompt_steps(config, len(train_rows))
     generation = vllm_settings(config)
     stage = checked_stage(config)
@@ -118,12 +140,12 @@ def run_gspo(config: GspoConfig) -> int:
                   file=sys.stderr)
         reward = make_reward(config.reward, config, judge=judge)
         return run_in_stage(stage, config, lambda out, resume: train(
-            config, out, train_rows, holdout_rows, reward, generation, resume, judge))
+            config, out, train_rows, holdout_rows, reward, generation, resume, judge, checks))
 
 
 def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, reward: Any,
           generation: dict[str, Any], resume: str | None,
-          judge: Judge | None) -> dict[str, Any]:
+          judge: Judge | None, checks: dict[str, int] | None = None) -> dict[str, Any]:
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
@@ -173,6 +195,8 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
                "rows": {"train": len(train_rows), "holdout": len(holdout_rows)},
                "lora": config.lora, "merged": config.merge,
                "judge_calls": judge_calls}
+    if checks:
+        summary["prompts_with_checks"] = checks
     write_stage_report(out, "gspo", history, summary)
     return summary
 

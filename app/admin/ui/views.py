@@ -14,6 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from app.admin.ui.charts import Point, trajectory_chart
+from loops.record import SHRUNK_KEY, answer_of, dimension_scores, stored_checks
 from store.records import CandidateRecord, ExperienceRecord, LoopRecord
 
 
@@ -55,6 +56,14 @@ class ActionView:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckView:
+    kind: str
+    passed: bool
+    detail: str   # "45 words; needs at least 120 words"
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
 class CandidateView:
     position: int
     round: int
@@ -66,6 +75,12 @@ class CandidateView:
     scores: tuple[ScoreView, ...]
     summary: str
     reflection: tuple[ActionView, ...]
+    checks: tuple[CheckView, ...] = ()
+    shrunk: bool = False
+
+    @property
+    def checks_passed(self) -> int:
+        return sum(c.passed for c in self.checks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,13 +136,16 @@ def candidate_view(c: CandidateRecord, dims: Sequence[DimensionView], best: bool
     scores = tuple(
         ScoreView(name, s.get("score"), _band_label(dims, name, s.get("band")),
                   _text(s.get("evidence")))
-        for name, s in c.scores.items() if isinstance(s, dict))
+        for name, s in dimension_scores(c.scores).items() if isinstance(s, dict))
     reflection = c.reflection or {}
     items = tuple(ActionView(_text(i.get("dimension")), _text(i.get("evidence")),
                              _text(i.get("objective")), tuple(map(_text, i.get("actions") or ())))
                   for i in reflection.get("items") or () if isinstance(i, dict))
+    checks = tuple(CheckView(o.kind, o.passed, f"{o.measured}; needs {o.target}", o.quote)
+                   for o in stored_checks(c.scores))
     return CandidateView(c.position, c.round, c.kind, c.parent_position, c.total_score, best,
-                         c.text, scores, _text(reflection.get("summary")), items)
+                         c.text, scores, _text(reflection.get("summary")), items, checks,
+                         bool((c.scores or {}).get(SHRUNK_KEY)))
 
 
 def loop_chart(record: LoopRecord, threshold: float | None) -> Markup:
@@ -142,8 +160,8 @@ def loop_view(record: LoopRecord) -> LoopView:
                      for m in record.request.get("messages") or () if isinstance(m, dict))
     threshold = request_threshold(record.request)
     dims = dimensions(record.checklist)
-    scored = [c for c in record.candidates if c.total_score is not None]
-    best = max(scored, key=lambda c: c.total_score or 0.0).position if scored else None
+    answer = answer_of(record.candidates)
+    best = answer.position if answer is not None else None
     candidates = tuple(candidate_view(c, dims, c.position == best) for c in record.candidates)
     experiences = json.dumps(record.experiences, indent=2, ensure_ascii=False) \
         if record.experiences else ""

@@ -1,0 +1,171 @@
+"""Checks in the trainer: the checklist reward mixes in the stored checks as the loop's
+selection does (a bounded bonus), `--reward checks` trains on checks alone with no judge, and
+export keeps the checks in the prompt rows with the loop's own answer as y*."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loops.answer import CHECK_WEIGHT
+from loops.record import ANSWER_KEY
+from store.records import CandidateRecord, LoopRecord
+from training.data.dataset import read_rows
+from training.data.rows import best, rows_of
+from training.distill import main
+from training.rewards import make_reward
+from training.rewards.checklist import stored_checks, with_checks
+
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:`(is_)?gradient_checkpointing\w*` is deprecated:FutureWarning")
+
+AT_LEAST_3 = {"kind": "word_count", "params": {"relation": "at least", "n": 3, "upper": None},
+              "quote": "at least three words", "source": "prepass"}
+AT_MOST_2 = {"kind": "word_count", "params": {"relation": "at most", "n": 2, "upper": None},
+             "quote": "", "source": "prepass"}
+CHECKLIST = {"dimensions": [{"name": "Clarity", "description": "clear", "bands": [
+    {"low": 1, "high": 5, "description": "muddled"},
+    {"low": 6, "high": 10, "description": "clear"}]}], "checks": [AT_LEAST_3]}
+
+
+def said(text: str) -> list[dict[str, str]]:
+    return [{"role": "assistant", "content": text}]
+
+
+def test_checks_reward_is_the_pass_rate_and_none_without_checks():
+    reward = make_reward("checks", None)
+    both = {**CHECKLIST, "checks": [AT_LEAST_3, AT_MOST_2]}
+    no_checks = {**CHECKLIST, "checks": []}
+    got = reward(prompts=["p"] * 4,
+                 completions=[said("one two three"), said("one"), said("a b c"), said("x")],
+                 checklist=[both, both, json.dumps(CHECKLIST), no_checks])
+    assert got == [0.5, 0.5, 1.0, None]
+    assert reward.stats() == {"scored": 3, "unscorable": 1, "no_checks": 1, "checks_run": 5,
+                              "checks_passed": 3}
+
+
+def test_stored_checks_skip_unknown_kinds_and_bad_entries():
+    data = {**CHECKLIST, "checks": [AT_LEAST_3, {"kind": "from_the_future", "params": {}},
+                                    {"nonsense": 1}]}
+    assert [c.kind for c in stored_checks(data)] == ["word_count"]
+    assert stored_checks(None) == () and stored_checks("not json") == ()
+
+
+def test_the_checklist_reward_loses_at_most_the_check_weight():
+    checks = stored_checks({**CHECKLIST, "checks": [AT_LEAST_3, AT_MOST_2]})
+    assert with_checks(0.8, "a b c", checks) == pytest.approx(0.8 - CHECK_WEIGHT / 2)
+    assert with_checks(0.8, "a", checks) == pytest.approx(0.8 - CHECK_WEIGHT / 2)
+    assert with_checks(0.8, "a b c", checks[:1]) == 0.8
+    assert with_checks(0.8, "a", ()) == 0.8
+    # A content gap above the weight is never overturned by checks.
+    assert with_checks(0.7, "a b c", checks[:1]) < with_checks(0.8, "a", checks[:1]) + 0.1
+
+
+def test_export_rows_keep_the_checks_and_take_the_loops_answer():
+    scores = {"Clarity": {"score": 6, "evidence": "", "band": 1}}
+    record = LoopRecord(
+        namespace="d", model="m", backend="scripted", checklist=CHECKLIST, stop_reason="threshold",
+        request={"messages": [{"role": "user", "content": "Write three words or more."}]},
+        candidates=(
+            CandidateRecord(0, 0, "draft", "ab", None, scores, 0.56),
+            CandidateRecord(1, 1, "rewrite", "a b c", 0, {**scores, ANSWER_KEY: True}, 0.55),
+        ))
+    assert best(record).position == 1  # the loop's choice, not the higher total score
+    rows = rows_of(record, max_prompt_tokens=1000, count=len, min_gain=0.0)
+    assert rows["prompt"]["checklist"]["checks"] == [AT_LEAST_3]
+    assert rows["sft"]["completion"][0]["content"] == "a b c"
+
+
+def with_checks_dataset(source: Path, out: Path, skip: int) -> Path:
+    """A copy of the exported dataset whose prompts carry a word-count check, but for the
+    first `skip` training prompts."""
+    shutil.copytree(source, out)
+    for name in ("train", "holdout"):
+        path = out / "prompts" / f"{name}.jsonl"
+        rows = read_rows(str(out), "prompts", name)
+        for i, row in enumerate(rows):
+            if name == "holdout" or i >= skip:
+                row["checklist"] = {**row["checklist"], "checks": [AT_LEAST_3]}
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return out
+
+
+def run_checks_gspo(data: Path, model: Path, out: Path, *args: str) -> int:
+    return main(["gspo", "--data", str(data), "--model", str(model), "--out", str(out),
+                 "--reward", "checks", "--num-generations", "2", "--batch-size", "2",
+                 "--max-completion-length", "8", *args])
+
+
+def test_gspo_trains_on_checks_alone_without_a_judge(dataset_dir, tiny_model_dir, tmp_path,
+                                                     capsys):
+    data = with_checks_dataset(dataset_dir, tmp_path / "data", skip=1)
+    out = tmp_path / "gspo"
+    assert run_checks_gspo(data, tiny_model_dir, out, "--max-steps", "1",
+                           "--eval-prompts", "1") == 0
+    train = len(read_rows(str(data), "prompts", "train"))
+    assert f"1 of {train} training prompts" in capsys.readouterr().err
+    summary: dict[str, Any] = json.loads((out / "report.json").read_text())["summary"]
+    assert summary["judge_calls"] == 0
+    assert summary["prompts_with_checks"]["train_without_checks"] == 1
+    stats = summary["reward_stats"]
+    assert stats["no_checks"] == 0 and stats["checks_run"] == stats["scored"] > 0
+    assert 0.0 <= summary["holdout_reward"]["before"] <= 1.0
+
+
+def test_gspo_checks_with_no_checks_anywhere_exits_2(dataset_dir, tiny_model_dir, tmp_path,
+                                                     capsys):
+    out = tmp_path / "gspo"
+    capsys.readouterr()
+    assert run_checks_gspo(dataset_dir, tiny_model_dir, out, "--max-steps", "1") == 2
+    err = capsys.readouterr().err
+    train = len(read_rows(str(dataset_dir), "prompts", "train"))
+    assert f"--reward checks: none of the {train} training prompts has checks" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+class ScriptedJudge:
+    """Stands in for training.rewards.judge.Judge: a scripted backend scoring Clarity 8/10."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        from llm.scripted import ScriptedBackend
+        from llm.types import ChatParams
+
+        reply = json.dumps({"scores": {"Clarity": {"evidence": "", "score": 8}}})
+        self.backend = ScriptedBackend(default=reply)
+        self.params = ChatParams(model="judge")
+        self.calls = 0
+        self._run = asyncio.run
+
+    def map(self, work, items):
+        return [self._run(work(item)) for item in items]
+
+
+def test_the_checklist_reward_is_the_judges_score_less_the_failed_checks_share():
+    judge = ScriptedJudge()
+    reward = make_reward("checklist", None, judge=judge)
+    unknown = {"kind": "from_the_future", "params": {}}
+    got = reward(prompts=["p"] * 3, completions=[said("a b c"), said("a"), said("a")],
+                 checklist=[CHECKLIST, CHECKLIST, {**CHECKLIST, "checks": [unknown]}])
+    content = (8 - 1) / 9
+    assert got == [pytest.approx(content), pytest.approx(content - CHECK_WEIGHT),
+                   pytest.approx(content)]
+    assert reward.stats()["bad_checklist"] == 0  # a check of an unknown kind costs nothing
+
+
+def test_the_think_trajectory_ends_at_the_loops_answer():
+    from training.data.think import trajectory
+
+    candidates = [{"position": 0, "kind": "draft", "score": 0.56, "parent": None},
+                  {"position": 1, "kind": "rewrite", "score": 0.55, "parent": 0,
+                   "answer": True},
+                  {"position": 2, "kind": "rewrite", "score": 0.50, "parent": 1}]
+    assert [c["position"] for c in trajectory(candidates)] == [0, 1]
+    unmarked = [{k: v for k, v in c.items() if k != "answer"} for c in candidates]
+    assert [c["position"] for c in trajectory(unmarked)] == [0]
