@@ -3,8 +3,8 @@ the loop cost.
 
 Checks (requirements verified in code, `rubrics.checks`) are run on every answer when the report
 is built, so every method of a query is held to the same checks. Where a query's checks come
-from: the deterministic pre-pass on the query (`rubrics.checks.prepass`) when this version has
-one; otherwise the checks of the checklist a loop of that query returned (the first variant in
+from: the deterministic pre-pass on the query (`rubrics.checks.prepass`) for a WritingBench
+query; otherwise the checks of the checklist a loop of that query returned (the first variant in
 the run's order whose server answer carried a checklist with checks); otherwise none, and the
 pass rates read "n/a". Prompt level: the share of queries whose answer passes every check; check
 level: the share of all checks passed.
@@ -12,7 +12,6 @@ level: the share of all checks passed.
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from statistics import fmean
@@ -21,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from evals.queries import DOMAINS, FOCI, load_queries
-from rubrics import checks as checks_module
 from rubrics.checks import Check, run_checks
 from rubrics.checks.kinds import KINDS
+from rubrics.checks.prepass import prepass
 
 QueryChecks = dict[str, tuple[str, tuple[Check, ...]]]  # query id -> (source, checks)
 
@@ -112,39 +111,15 @@ def parse_checks(items: Iterable[Any] | None) -> tuple[Check, ...]:
     return tuple(out)
 
 
-def find_prepass() -> Callable[[str], Any] | None:
-    """The deterministic pre-pass (`rubrics.checks.prepass`: the function, or the module
-    holding it), or None when this version of rubrics has none."""
-    found = getattr(checks_module, "prepass", None)
-    if found is None:
-        try:
-            found = importlib.import_module("rubrics.checks.prepass")
-        except ImportError:
-            return None
-    if not callable(found):
-        found = getattr(found, "prepass", None)
-    return found if callable(found) else None
-
-
-def prepass_checks(text: str) -> tuple[Check, ...] | None:
-    """The pre-pass's checks for a query text; None when this version has no pre-pass."""
-    prepass = find_prepass()
-    if prepass is None:
-        return None
-    found = prepass(text)
-    return parse_checks(getattr(found, "checks", found))
-
-
 def query_checks(rows: Sequence[dict[str, Any]],
                  order: Sequence[str] = ()) -> QueryChecks:
     """Each query's checks and where they came from (see the module docstring)."""
     ids = list(dict.fromkeys(r["query_id"] for r in rows))
     out: QueryChecks = {}
-    if find_prepass() is not None:
-        texts = {q.id: q.query for q in load_queries() if q.id in set(ids)}
-        for qid in ids:
-            if qid in texts:
-                out[qid] = ("prepass", prepass_checks(texts[qid]) or ())
+    texts = {q.id: q.query for q in load_queries() if q.id in set(ids)}
+    for qid in ids:
+        if qid in texts:
+            out[qid] = ("prepass", prepass(texts[qid]))
     rank = {key: i for i, key in enumerate(order)}
     for r in sorted(rows, key=lambda r: rank.get(r.get("variant"), len(rank))):
         qid = r["query_id"]

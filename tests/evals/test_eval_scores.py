@@ -248,7 +248,7 @@ def test_without_checks_the_columns_say_n_a(tmp_path: Path) -> None:
     assert line.endswith("| n/a | n/a |")
 
 
-def test_the_prepass_when_present_gives_the_checks(tmp_path: Path, monkeypatch) -> None:
+def test_the_prepass_gives_a_writingbench_querys_checks(tmp_path: Path, monkeypatch) -> None:
     import evals.summary
     from evals.summary import query_checks
     from rubrics.checks import Check
@@ -259,7 +259,7 @@ def test_the_prepass_when_present_gives_the_checks(tmp_path: Path, monkeypatch) 
         seen.append(text)
         return [Check.model_validate(WORDS_9)]
 
-    monkeypatch.setattr(evals.summary, "find_prepass", lambda: prepass)
+    monkeypatch.setattr(evals.summary, "prepass", prepass)
     qid = load_queries()[0].id
     found = query_checks([checked(qid, "mrpo", "a", [WORDS_5]), checked("x", "mrpo", "a",
                                                                         [WORDS_5])])
