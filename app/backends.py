@@ -61,7 +61,8 @@ def build_local(settings: Settings, metrics: Metrics) -> Backend:
     loc = settings.local
     return LocalBackend(model_path=settings.model, device=loc.device, dtype=loc.dtype,
                         max_new_tokens=loc.max_new_tokens, concurrency=loc.concurrency,
-                        allow_download=True, cache_dir=settings.data.dir / "models")
+                        allow_download=True, cache_dir=settings.data.dir / "models",
+                        threads=loc.threads)
 
 
 BACKENDS: dict[str, Callable[[Settings, Metrics], Backend]] = {

@@ -19,8 +19,11 @@ from typing import Any
 from llm.base import JsonSchema
 from llm.errors import InvalidRequest, NotFound, UpstreamUnavailable
 from llm.local.constrain import (
+    ClosingTables,
     JsonConstraint,
     build_ll_tokenizer,
+    closing_reserve,
+    closing_tables,
     compile_grammar,
     reminder,
     requested_schema,
@@ -38,6 +41,8 @@ __all__ = ["LocalBackend", "ModelLoadError"]
 class _Grammar:
     ll_tokenizer: Any
     text: str
+    reserve: int  # tokens kept for closing the JSON (see llm.local.constrain)
+    tables: ClosingTables  # what closing mode favours
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +78,9 @@ class LocalBackend:
         allow_download: bool = False,
         json_attempts: int = 3,
         cache_dir: str | Path = Path("data") / "models",
+        threads: int | None = None,
     ) -> None:
+        self.threads = threads
         self.model_path = model_path
         self.cache_dir = Path(cache_dir)
         self.device = device
@@ -89,6 +96,7 @@ class LocalBackend:
         self._semaphore = asyncio.Semaphore(max(1, concurrency))
         self._loaded: LoadedModel | None = None
         self._ll_tokenizer: Any = None
+        self._tables: Any = None
         self._ll_lock = threading.Lock()
         self._ll_built = False
 
@@ -104,12 +112,13 @@ class LocalBackend:
         folder = source.location
         if source.kind == "gguf":
             folder = str(cached_folder(Path(source.location), self.cache_dir))
-        loaded = load_model(folder, self.device, self.dtype, allow_download=self.allow_download)
+        loaded = load_model(folder, self.device, self.dtype, allow_download=self.allow_download,
+                            threads=self.threads)
         return loaded, (source.location, folder)
 
     async def aclose(self) -> None:
         loaded, self._loaded = self._loaded, None
-        self._ll_tokenizer, self._ll_built = None, False
+        self._ll_tokenizer, self._tables, self._ll_built = None, None, False
         if loaded is not None and loaded.device.type == "cuda":
             import torch
 
@@ -202,7 +211,8 @@ class LocalBackend:
         wanted = requested_schema(params, schema)
         grammar = None
         if wanted is not None and (ll_tokenizer := self._ll_tokenizer_for(loaded)) is not None:
-            grammar = _Grammar(ll_tokenizer, compile_grammar(ll_tokenizer, wanted))
+            grammar = _Grammar(ll_tokenizer, compile_grammar(ll_tokenizer, wanted),
+                               closing_reserve(loaded.tokenizer, wanted), self._tables)
         return _Plan(prompt_ids, options, wanted, grammar)
 
     def _ll_tokenizer_for(self, loaded: LoadedModel) -> Any:
@@ -210,6 +220,8 @@ class LocalBackend:
             if not self._ll_built:
                 self._ll_tokenizer = build_ll_tokenizer(
                     loaded.tokenizer, loaded.vocab_width, loaded.eos_ids)
+                if self._ll_tokenizer is not None:
+                    self._tables = closing_tables(loaded.tokenizer, loaded.vocab_width)
                 self._ll_built = True
             return self._ll_tokenizer
 
@@ -259,7 +271,8 @@ class LocalBackend:
 
             def work() -> None:
                 try:
-                    constraint = (JsonConstraint(grammar.ll_tokenizer, grammar.text)
+                    constraint = (JsonConstraint(grammar.ll_tokenizer, grammar.text,
+                                                 grammar.reserve, grammar.tables)
                                   if grammar is not None else None)
                     for event in decode(loaded, prompt_ids, options, constraint=constraint,
                                         cancelled=cancel.is_set):

@@ -49,9 +49,14 @@ class LoadedModel:
 
 
 def load_model(
-    model_path: str, device: str = "auto", dtype: str = "auto", *, allow_download: bool = False
+    model_path: str, device: str = "auto", dtype: str = "auto", *, allow_download: bool = False,
+    threads: int | None = None,
 ) -> LoadedModel:
-    """Load tokenizer and model (blocking: call in a worker thread)."""
+    """Load tokenizer and model (blocking: call in a worker thread).
+
+    `threads` sets torch's CPU threads for the whole process (None keeps torch's default, one
+    per core): on a small machine whose cores are busy with other work, one thread decodes
+    several times faster than threads that wait for each other."""
     try:
         import torch
         import transformers
@@ -62,6 +67,8 @@ def load_model(
             "server (e.g. vLLM at http://127.0.0.1:8001/v1)"
         ) from exc
 
+    if threads is not None:
+        torch.set_num_threads(threads)
     torch_device = _resolve_device(torch, device)
     torch_dtype = _resolve_dtype(torch, dtype, torch_device)
     # transformers 4.56 renamed torch_dtype to dtype; the old name warns in 5.x.
