@@ -55,11 +55,14 @@ def build_vllm(settings: Settings, metrics: Metrics) -> Backend:
 
 def build_local(settings: Settings, metrics: Metrics) -> Backend:
     from llm.local import LocalBackend
+    from llm.local.source import locate
 
+    locate(settings.model)  # a REDRAFT_MODEL naming nothing usable stops start-up here, in one line
     loc = settings.local
     return LocalBackend(model_path=settings.model, device=loc.device, dtype=loc.dtype,
                         max_new_tokens=loc.max_new_tokens, concurrency=loc.concurrency,
-                        allow_download=True)
+                        allow_download=True, cache_dir=settings.data.dir / "models",
+                        threads=loc.threads)
 
 
 BACKENDS: dict[str, Callable[[Settings, Metrics], Backend]] = {

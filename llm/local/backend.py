@@ -1,4 +1,5 @@
-"""The `local` backend: a transformers model on CPU or GPU, loaded from a local path.
+"""The `local` backend: a transformers model on CPU or GPU, from a Hugging Face folder, a hub
+name or a GGUF file (converted once into a cached folder; see `llm.local.source`).
 
 Loading and every decoding step run in worker threads; a semaphore bounds how many
 generations run at once. Streaming is real: text leaves the thread as tokens are produced,
@@ -8,18 +9,21 @@ and a consumer that stops listening (or a cancelled task) stops the decoding loo
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from llm.base import JsonSchema
 from llm.errors import InvalidRequest, NotFound, UpstreamUnavailable
 from llm.local.constrain import (
+    ClosingTables,
     JsonConstraint,
     build_ll_tokenizer,
+    closing_reserve,
+    closing_tables,
     compile_grammar,
     reminder,
     requested_schema,
@@ -27,6 +31,7 @@ from llm.local.constrain import (
 )
 from llm.local.decode import DecodeOptions, Finished, decode
 from llm.local.model import LoadedModel, ModelLoadError, encode_prompt, load_model
+from llm.local.source import cached_folder, locate, served_name
 from llm.types import ChatParams, Choice, Chunk, ChunkChoice, Completion, Message, Usage
 
 __all__ = ["LocalBackend", "ModelLoadError"]
@@ -36,6 +41,8 @@ __all__ = ["LocalBackend", "ModelLoadError"]
 class _Grammar:
     ll_tokenizer: Any
     text: str
+    reserve: int  # tokens kept for closing the JSON (see llm.local.constrain)
+    tables: ClosingTables  # what closing mode favours
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,34 +77,48 @@ class LocalBackend:
         *,
         allow_download: bool = False,
         json_attempts: int = 3,
+        cache_dir: str | Path = Path("data") / "models",
+        threads: int | None = None,
     ) -> None:
+        self.threads = threads
         self.model_path = model_path
+        self.cache_dir = Path(cache_dir)
         self.device = device
         self.dtype = dtype
         self.max_new_tokens = max_new_tokens
         self.allow_download = allow_download
         self.json_attempts = max(1, json_attempts)
-        path = model_path.rstrip("/\\")
-        # A directory is named by its basename; a hub id ("org/name") is already a model id.
-        self.model = model_name or (os.path.basename(path) if os.path.isdir(path) else path)
+        # A folder is named by its basename, a GGUF file by its stem, the default by its short
+        # name; a hub id ("org/name") is already a model id.
+        self.model = model_name or served_name(model_path)
         # Callers configured with the path (the server's own hidden calls) reach the same model.
-        self._aliases = frozenset({self.model, model_path, path})
+        self._aliases = {self.model, model_path, model_path.rstrip("/\\")}
         self._semaphore = asyncio.Semaphore(max(1, concurrency))
         self._loaded: LoadedModel | None = None
         self._ll_tokenizer: Any = None
+        self._tables: Any = None
         self._ll_lock = threading.Lock()
         self._ll_built = False
 
     async def start(self) -> None:
         if self._loaded is None:
-            self._loaded = await asyncio.to_thread(
-                load_model, self.model_path, self.device, self.dtype,
-                allow_download=self.allow_download,
-            )
+            loaded, where = await asyncio.to_thread(self._load)
+            # The GGUF file and the folder converted from it name this model too.
+            self._aliases |= set(where)
+            self._loaded = loaded
+
+    def _load(self) -> tuple[LoadedModel, tuple[str, ...]]:
+        source = locate(self.model_path)
+        folder = source.location
+        if source.kind == "gguf":
+            folder = str(cached_folder(Path(source.location), self.cache_dir))
+        loaded = load_model(folder, self.device, self.dtype, allow_download=self.allow_download,
+                            threads=self.threads)
+        return loaded, (source.location, folder)
 
     async def aclose(self) -> None:
         loaded, self._loaded = self._loaded, None
-        self._ll_tokenizer, self._ll_built = None, False
+        self._ll_tokenizer, self._tables, self._ll_built = None, None, False
         if loaded is not None and loaded.device.type == "cuda":
             import torch
 
@@ -190,7 +211,8 @@ class LocalBackend:
         wanted = requested_schema(params, schema)
         grammar = None
         if wanted is not None and (ll_tokenizer := self._ll_tokenizer_for(loaded)) is not None:
-            grammar = _Grammar(ll_tokenizer, compile_grammar(ll_tokenizer, wanted))
+            grammar = _Grammar(ll_tokenizer, compile_grammar(ll_tokenizer, wanted),
+                               closing_reserve(loaded.tokenizer, wanted), self._tables)
         return _Plan(prompt_ids, options, wanted, grammar)
 
     def _ll_tokenizer_for(self, loaded: LoadedModel) -> Any:
@@ -198,6 +220,8 @@ class LocalBackend:
             if not self._ll_built:
                 self._ll_tokenizer = build_ll_tokenizer(
                     loaded.tokenizer, loaded.vocab_width, loaded.eos_ids)
+                if self._ll_tokenizer is not None:
+                    self._tables = closing_tables(loaded.tokenizer, loaded.vocab_width)
                 self._ll_built = True
             return self._ll_tokenizer
 
@@ -247,7 +271,8 @@ class LocalBackend:
 
             def work() -> None:
                 try:
-                    constraint = (JsonConstraint(grammar.ll_tokenizer, grammar.text)
+                    constraint = (JsonConstraint(grammar.ll_tokenizer, grammar.text,
+                                                 grammar.reserve, grammar.tables)
                                   if grammar is not None else None)
                     for event in decode(loaded, prompt_ids, options, constraint=constraint,
                                         cancelled=cancel.is_set):

@@ -3,11 +3,20 @@
 With llguidance installed, a token mask computed from the schema's grammar is applied before
 every sampling step, so even a random model can only write JSON the schema accepts. Without
 it, the backend generates freely and checks the answer with `schema_problem`.
+
+A mask alone does not make the JSON end before `max_tokens`: a small model fills a string up
+to its `maxLength` (1,000 characters for a quoted piece of evidence) and the answer is cut
+inside it. So each grammar carries a closing reserve, the token count of the shortest
+document the schema accepts (with a margin); once no more than that many tokens are left,
+tokens made only of JSON punctuation get a bonus (closing quotes and brackets the most), so
+the decoder ends strings, stops adding array items and closes the document in time.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from typing import Any
 
 from llm.base import JsonSchema
@@ -63,18 +72,97 @@ def compile_grammar(ll_tokenizer: Any, schema: JsonSchema) -> str:
     return grammar
 
 
-class JsonConstraint:
-    """One sample's matcher: masks logits to the tokens the grammar allows next."""
+CLOSERS = frozenset('"]}')
+PUNCTUATION = CLOSERS | frozenset(",:[{")
+_CLOSING_BONUS = 1e4  # beyond any logit: an allowed punctuation token always wins
 
-    def __init__(self, ll_tokenizer: Any, grammar: str) -> None:
+
+@dataclass(frozen=True, slots=True)
+class ClosingTables:
+    """What closing mode adds to the logits, read once from the vocabulary's token strings
+    (JSON punctuation, quotes and backslashes are spelled as themselves there, in byte-level
+    BPE and SentencePiece vocabularies alike)."""
+
+    outside: Any  # [vocab] outside a string: 2x closing brackets, 1x other punctuation
+    inside: Any  # [vocab] inside a string: tokens that end it (start with a quote)
+    quoting: dict[int, str]  # tokens holding a quote or a backslash: they move string state
+
+
+def closing_tables(tokenizer: Any, vocab_width: int) -> ClosingTables:
+    import torch
+
+    outside, inside = torch.zeros(vocab_width), torch.zeros(vocab_width)
+    quoting: dict[int, str] = {}
+    for piece, token in tokenizer.get_vocab().items():
+        if not piece or token >= vocab_width:
+            continue
+        if '"' in piece or "\\" in piece:
+            quoting[token] = piece
+        if set(piece) <= PUNCTUATION:
+            outside[token] = _CLOSING_BONUS * (2 if set(piece) <= frozenset("]}") else 1)
+            if piece.startswith('"'):
+                inside[token] = _CLOSING_BONUS
+    return ClosingTables(outside, inside, quoting)
+
+
+def minimal_json(schema: Any) -> str:
+    """The shortest JSON text `schema` accepts, near enough: required properties only, the
+    fewest array items (at least one: an item the decoder has opened must still be closed),
+    the shortest enum value, the smallest allowed string, the bounds of numbers."""
+    if not isinstance(schema, dict):
+        return "null"
+    for key in ("enum", "const"):
+        if key in schema:
+            values = schema[key] if key == "enum" else [schema[key]]
+            return min((json.dumps(v, separators=(",", ":")) for v in values), key=len,
+                       default="null")
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return min((minimal_json(s) for s in schema[key]), key=len)
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = kind[0] if kind else "null"
+    if kind == "object":
+        props = schema.get("properties") or {}
+        required = [k for k in props if k in (schema.get("required") or ())]
+        return "{" + ",".join(f"{json.dumps(k)}:{minimal_json(props[k])}" for k in required) + "}"
+    if kind == "array":
+        count = max(int(schema.get("minItems", 0)), 1)
+        if "maxItems" in schema:
+            count = min(count, int(schema["maxItems"]))
+        return "[" + ",".join([minimal_json(schema.get("items"))] * count) + "]"
+    if kind == "string":
+        return json.dumps("x" * int(schema.get("minLength", 0)))
+    if kind in ("integer", "number"):
+        return str(schema.get("minimum", schema.get("exclusiveMinimum", 0)))
+    return {"boolean": "false", "null": "null"}.get(kind, "null")
+
+
+def closing_reserve(tokenizer: Any, schema: JsonSchema) -> int:
+    """Tokens kept for closing the document: its shortest form's token count, plus half and
+    eight more for what the decoder still has open when closing mode begins."""
+    count = len(tokenizer(minimal_json(schema), add_special_tokens=False)["input_ids"])
+    return math.ceil(count * 1.5) + 8
+
+
+class JsonConstraint:
+    """One sample's matcher: masks logits to the tokens the grammar allows next, and in
+    closing mode favours the punctuation that ends the document soonest."""
+
+    def __init__(self, ll_tokenizer: Any, grammar: str, reserve: int = 0,
+                 tables: ClosingTables | None = None) -> None:
         import llguidance
         import torch
 
         self._torch = torch
         self._matcher = llguidance.LLMatcher(ll_tokenizer, grammar, log_level=0)
         self._shifts = torch.arange(32, dtype=torch.int32)
+        self.reserve = reserve if tables is not None else 0
+        self._tables = tables
+        # Whether the text so far ends inside a JSON string (and right after a backslash).
+        self._in_string = self._escaped = False
 
-    def mask(self, logits: Any) -> None:
+    def mask(self, logits: Any, closing: bool = False) -> None:
         torch = self._torch
         words = torch.frombuffer(bytearray(self._matcher.compute_bitmask()), dtype=torch.int32)
         # [words] -> [words, 32] bits, little-endian within each word, as llguidance packs them.
@@ -82,10 +170,25 @@ class JsonConstraint:
         width = logits.shape[-1]
         if allowed.numel() < width:
             allowed = torch.cat([allowed, allowed.new_zeros(width - allowed.numel())])
+        if closing and self._tables is not None:
+            # Inside a string its closing quote wins; `}}` there would only be more text.
+            bonus = self._tables.inside if self._in_string else self._tables.outside
+            logits += bonus[:width].to(logits.device)
         logits.masked_fill_(~allowed[:width].to(logits.device), float("-inf"))
 
     def consume(self, token: int) -> None:
         self._matcher.consume_token(token)
+        piece = self._tables.quoting.get(token) if self._tables is not None else None
+        if piece is None:
+            self._escaped = False  # any other token's first character ends an escape
+            return
+        for char in piece:
+            if self._escaped:
+                self._escaped = False
+            elif self._in_string and char == "\\":
+                self._escaped = True
+            elif char == '"':
+                self._in_string = not self._in_string
 
     @property
     def done(self) -> bool:

@@ -18,8 +18,11 @@ from llm.local.model import LoadedModel
 class Constraint(Protocol):
     """Restricts which tokens may come next (e.g. to JSON matching a schema)."""
 
-    def mask(self, logits: Any) -> None:
-        """Set the logits (shape [vocab]) of disallowed tokens to -inf, in place."""
+    reserve: int  # tokens left at which closing mode begins (0: never)
+
+    def mask(self, logits: Any, closing: bool = False) -> None:
+        """Set the logits (shape [vocab]) of disallowed tokens to -inf, in place; `closing`:
+        few tokens are left, so favour the tokens that finish the text soonest."""
 
     def consume(self, token: int) -> None: ...
 
@@ -85,7 +88,8 @@ def decode(
                 logits -= options.frequency_penalty * counts
                 logits -= options.presence_penalty * (counts > 0).float()
             if constraint is not None:
-                constraint.mask(logits)
+                left = options.max_tokens - produced
+                constraint.mask(logits, closing=left <= constraint.reserve)
             token = _choose(torch, logits, options, generator)
             produced += 1
             if counts is not None:

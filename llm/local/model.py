@@ -17,11 +17,9 @@ from urllib.parse import urlsplit
 from llm.errors import InvalidRequest
 from llm.types import Message
 
-FIXES = (
-    "set REDRAFT_MODEL to a local model directory (config.json, weights and tokenizer files), "
-    "or set REDRAFT_UPSTREAM_URL to an OpenAI-compatible server (e.g. vLLM at "
-    "http://127.0.0.1:8001/v1)"
-)
+SETTING = "REDRAFT_MODEL"
+POINT_IT = ("point it at a Hugging Face folder, a .gguf file or a hub name "
+            "(or set REDRAFT_UPSTREAM_URL to an OpenAI-compatible server)")
 
 _DTYPE_ALIASES = {
     "fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16",
@@ -30,7 +28,13 @@ _DTYPE_ALIASES = {
 
 
 class ModelLoadError(RuntimeError):
-    """The local model could not be loaded; the message says how to fix it."""
+    """The local model could not be loaded; the message, one line, says how to fix it."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-blank line of an exception's message: start-up errors stay one line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return (lines[0] if lines else type(exc).__name__).rstrip(". ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,18 +49,26 @@ class LoadedModel:
 
 
 def load_model(
-    model_path: str, device: str = "auto", dtype: str = "auto", *, allow_download: bool = False
+    model_path: str, device: str = "auto", dtype: str = "auto", *, allow_download: bool = False,
+    threads: int | None = None,
 ) -> LoadedModel:
-    """Load tokenizer and model (blocking: call in a worker thread)."""
+    """Load tokenizer and model (blocking: call in a worker thread).
+
+    `threads` sets torch's CPU threads for the whole process (None keeps torch's default, one
+    per core): on a small machine whose cores are busy with other work, one thread decodes
+    several times faster than threads that wait for each other."""
     try:
         import torch
         import transformers
     except ImportError as exc:
         raise ModelLoadError(
             f"the local backend needs torch and transformers ({exc.name} is missing): "
-            f"pip install 'redraft[local]'; or {FIXES}"
+            "pip install 'redraft[local]'; or set REDRAFT_UPSTREAM_URL to an OpenAI-compatible "
+            "server (e.g. vLLM at http://127.0.0.1:8001/v1)"
         ) from exc
 
+    if threads is not None:
+        torch.set_num_threads(threads)
     torch_device = _resolve_device(torch, device)
     torch_dtype = _resolve_dtype(torch, dtype, torch_device)
     # transformers 4.56 renamed torch_dtype to dtype; the old name warns in 5.x.
@@ -72,10 +84,12 @@ def load_model(
             model_path, local_files_only=local_only, **{dtype_kw: torch_dtype}
         )
     except Exception as exc:  # OSError, ValueError, HF hub errors: all mean "not loadable"
-        where = "directory" if os.path.isdir(model_path) else "path or cached hub id"
+        where = "folder" if os.path.isdir(model_path) else "hub model"
+        offline = "" if os.path.isdir(model_path) or not local_only else (
+            " (the hub is not reachable and it is not in the local cache)")
         raise ModelLoadError(
-            f"could not load local model {model_path!r} ({where}): {str(exc).rstrip('. ')}. "
-            f"To fix: {FIXES}"
+            f"{SETTING}: could not load the {where} {model_path}{offline}: {first_line(exc)}; "
+            f"{POINT_IT}"
         ) from exc
     model.to(torch_device)
     model.eval()

