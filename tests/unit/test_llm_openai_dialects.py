@@ -267,3 +267,27 @@ async def test_a_loop_runs_through_the_upstream_with_nothing_degraded(
     assert trace.stop_reason == "threshold" and trace.rounds == 2
     assert trace.answer.text.count(REVISION_MARK) == 2
     assert len(fake.refusals) == probe_refusals
+
+
+# -- /health ----------------------------------------------------------------------------------
+def test_health_shows_the_dialect_the_probe_chose(fake: FakeUpstream, tmp_path,
+                                                  monkeypatch) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.factory import create_app
+    from app.settings import load_settings
+
+    for key in ("REDRAFT_API_KEYS", "REDRAFT_ADMIN_KEY", "REDRAFT_UPSTREAM_STRUCTURED"):
+        monkeypatch.delenv(key, raising=False)
+    fake.structured = "json_object_schema"
+    settings = load_settings(data={"dir": tmp_path}, model="fake-model",
+                             upstream={"url": fake.base_url}, memory={"enabled": False})
+    with TestClient(create_app(settings)) as client:
+        health = client.get("/health").json()
+    writer = health["structured"]["writer"]
+    assert health["status"] == "ok" and set(health["structured"]) == {"writer"}
+    assert writer["setting"] == "auto" and writer["decided_by"] == "probe"
+    assert writer["dialect"]["form"] == "json_object_schema"
+    assert writer["dialect"]["engine"] == "llama.cpp"
+    assert writer["dialect"]["max_string_length_sent"] == 200
+    assert writer["probe"] == {"json_schema": "refused (HTTP 500)", "json_object_schema": "ok"}
