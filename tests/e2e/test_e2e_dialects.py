@@ -53,4 +53,6 @@ def test_a_loop_through_json_object_schema_only_does_not_degrade(
     stats = llama_cpp_python.stats()
     assert stats["refusals"] == refused_at_start
     assert stats["calls_by_kind"]["unknown"] == 1  # the probe's question, and nothing else
-    assert stats["calls_by_kind"]["judge_joint"] >= 1 and stats["calls_by_kind"]["assess"] >= 1
+    kinds = stats["calls_by_kind"]
+    assert kinds["open_coding"] == kinds["axial_coding"] == kinds["selective_coding"] == 1
+    assert kinds["assess"] >= 2 and kinds["rewrite"] == 2
