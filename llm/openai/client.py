@@ -141,7 +141,7 @@ class OpenAIBackend:
         self._decided_by = "pending"
         self._probed: dict[str, str] = {}  # form -> what the probe saw
         self._decide_lock = asyncio.Lock()
-        self._last_decision = -_REDECIDE_SECONDS
+        self._last_decision = float("-inf")
         if structured in FORMS and structured not in ("json_schema", "none"):
             # Only json_schema's keyword rules depend on the engine (llama-server or not).
             self._set_dialect(dialect(structured), "setting")  # type: ignore[arg-type]

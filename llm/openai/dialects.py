@@ -220,7 +220,7 @@ PROBE_SCHEMA: JsonSchema = {
     "additionalProperties": False,
 }
 PROBE_MESSAGES: list[Message] = [{"role": "user", "content": "Reply with a JSON object."}]
-PROBE_MAX_TOKENS = 48
+PROBE_MAX_TOKENS = 64
 
 
 def probe_passed(value: Any) -> bool:
