@@ -20,6 +20,7 @@ from llm.openai.dialects import (
     dialect,
     loosen,
     size_bound,
+    with_schema_prompt,
 )
 from llm.schemas import EVIDENCE_CHARS, integer, obj, text
 from llm.structured import conform
@@ -228,6 +229,17 @@ async def test_none_states_the_schema_in_the_prompt(fake: FakeUpstream,
     assert SCHEMA_INSTRUCTION in body["messages"][-1]["content"]
     assert body["messages"][-1]["content"].startswith(QUERY[-1]["content"])
     assert set(orjson.loads(answer.text)) == {"evidence", "score"}
+
+
+def test_the_schema_prompt_goes_into_the_last_user_turn_or_a_new_one() -> None:
+    schema = {"type": "object"}
+    into = with_schema_prompt(QUERY, schema)
+    assert len(into) == len(QUERY) and into[0] == QUERY[0]
+    note = SCHEMA_INSTRUCTION + '{"type":"object"}'
+    assert into[-1]["content"] == f"{QUERY[-1]['content']}\n\n{note}"
+    after = with_schema_prompt([*QUERY, {"role": "assistant", "content": "{}"}], schema)
+    assert after[-1] == {"role": "user", "content": note}
+    assert QUERY[-1]["content"].endswith("hours.")  # the caller's messages are kept
 
 
 # -- the real agents, judges and loops through each dialect ------------------------------------
