@@ -131,6 +131,24 @@ async def test_a_down_upstream_does_not_fail_start_up_and_is_probed_at_first_use
     assert backend.structured_status()["dialect"]["form"] == "json_object_schema"
 
 
+async def test_a_hung_upstream_holds_start_up_no_longer_than_the_probe_timeout(
+        fake: FakeUpstream) -> None:
+    import time
+
+    fake.hang(times=1)
+    backend = OpenAIBackend([fake.base_url or ""], model="fake-model", structured="auto",
+                            structured_probe_timeout=0.5)
+    began = time.monotonic()
+    await backend.start()
+    try:
+        assert time.monotonic() - began < 2
+        status = backend.structured_status()
+        assert status["dialect"] is None and status["probe"] == {
+            "json_schema": "no answer (TimeoutError)"}
+    finally:
+        await backend.aclose()
+
+
 async def test_an_unreachable_upstream_leaves_start_up_quick_and_undecided() -> None:
     backend = OpenAIBackend(["http://127.0.0.1:9/v1"], model="m", retries=0,
                             structured="auto", connect_timeout=1)
