@@ -28,6 +28,8 @@ def _openai_kwargs(settings: Settings, metrics: Metrics, backend_name: str) -> d
         backoff=up.backoff,
         max_connections=up.max_connections,
         on_call=_observer(metrics, backend_name),
+        structured=up.structured,
+        structured_probe_timeout=up.structured_probe_timeout,
     )
 
 
@@ -82,6 +84,8 @@ def build_judge(settings: Settings, metrics: Metrics) -> Backend | None:
     kwargs["model"] = settings.judge.model or settings.model
     if settings.judge.api_key is not None:
         kwargs["api_key"] = settings.judge.api_key.get_secret_value()
+    if settings.judge.structured is not None:
+        kwargs["structured"] = settings.judge.structured
     return OpenAIBackend(base_urls=settings.judge.url, **kwargs)
 
 

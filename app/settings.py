@@ -21,6 +21,9 @@ DEFAULT_LOCAL_MODEL = DEFAULT_MODEL
 DEFAULT_NAMESPACE = "default"
 
 CommaList = Annotated[list[str], NoDecode]
+# How an upstream is asked for JSON matching a schema (llm.openai.dialects); auto probes.
+Structured = Literal["auto", "json_schema", "json_object_schema", "structured_outputs",
+                     "guided_json", "none"]
 
 
 def _split(value: Any) -> Any:
@@ -52,6 +55,8 @@ class UpstreamSettings(BaseModel):
     retries: int = Field(3, ge=0, le=10)
     backoff: float = Field(0.25, ge=0, description="first retry delay (s), doubled each time")
     max_connections: int = Field(1000, ge=1)
+    structured: Structured = "auto"
+    structured_probe_timeout: float = Field(30.0, gt=0, description="seconds for the probe")
 
     _split = field_validator("url", mode="before")(_split)
     _http = field_validator("url")(_http_urls)
@@ -173,6 +178,7 @@ class JudgeSettings(BaseModel):
     model: str | None = None
     max_tokens: int = Field(4096, ge=1)
     temperature: float = Field(0.0, ge=0, le=2)
+    structured: Structured | None = None  # default: the writer upstream's setting
 
     _split = field_validator("url", mode="before")(_split)
     _http = field_validator("url")(_http_urls)

@@ -72,6 +72,42 @@ def parse_json(text: str) -> Any:
     raise AnswerInvalid("the answer is not a JSON object")
 
 
+def conform(value: Any, schema: Any, root: Any = None, depth: int = 0) -> Any:
+    """`value` with every string longer than its schema's `maxLength` cut to it: what an
+    engine that compiled the bound would have produced, for one that was not sent it."""
+    root = schema if root is None else root
+    if not isinstance(schema, dict) or depth > 32:
+        return value
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target: Any = root
+        for part in ref.lstrip("#/").split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        return conform(value, target, root, depth + 1)
+    if isinstance(value, str):
+        limit = schema.get("maxLength")
+        return value[:limit] if isinstance(limit, int) and len(value) > limit else value
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        return {k: conform(v, props[k] if k in props else extra, root, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [conform(v, schema.get("items"), root, depth + 1) for v in value]
+    return value
+
+
+def conform_text(text: str, schema: JsonSchema) -> str:
+    """A JSON answer conformed to `schema` (`conform`); the text as it came when it does not
+    parse (the caller's validation says so) or needs no change."""
+    try:
+        value = parse_json(text)
+    except AnswerInvalid:
+        return text
+    conformed = conform(value, schema)
+    return text if conformed == value else orjson.dumps(conformed).decode()
+
+
 @cache
 def _schema_json(model: type[BaseModel]) -> str:
     return json.dumps(model.model_json_schema())

@@ -13,6 +13,7 @@ import logging
 import shlex
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -127,6 +128,14 @@ class VllmBackend:
 
     async def ready(self) -> bool:
         return self._client is not None and self.supervisor.ready and await self._client.ready()
+
+    def structured_status(self) -> dict[str, Any]:
+        """How the client asks vLLM for structured output (pending until vLLM is up)."""
+        status = getattr(self._client, "structured_status", None)
+        if status is None:
+            return {"dialect": None, "decided_by": "pending",
+                    "note": "decided once the vLLM server is up"}
+        return dict(status())
 
     async def models(self) -> list[str]:
         if self._client is not None and self.supervisor.ready:

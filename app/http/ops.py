@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
@@ -13,8 +14,21 @@ router = APIRouter()
 
 
 @router.get("/health")
-async def health() -> dict:
-    return {"status": "ok"}
+async def health(request: Request) -> dict:
+    """Liveness, and how structured calls are asked of each upstream (the dialect the probe
+    chose, or "pending" while the upstream has not answered it)."""
+    body: dict[str, Any] = {"status": "ok"}
+    services = getattr(request.app.state, "services", None)
+    if services is not None:
+        structured = {}
+        for role, backend in (("writer", services.backend), ("judge", services.judge)):
+            status = getattr(backend, "structured_status", None)
+            report = status() if status is not None else None
+            if report is not None and (role == "writer" or backend is not services.backend):
+                structured[role] = report
+        if structured:
+            body["structured"] = structured
+    return body
 
 
 @router.get("/ready")

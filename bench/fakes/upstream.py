@@ -5,9 +5,11 @@ Raw ASGI (no framework) on uvicorn with uvloop + httptools and orjson, so that o
 of ours outside bench/. Replies are deterministic (they quote the last user message, see
 `fake_replies`); `responder="writer"` answers redraft's hidden calls like a competent model
 instead (`fake_writer`). Faults are injected through `FakeUpstream.fail / hang / drop`
-in-process, or `POST /_fake/faults` in a subprocess.
+in-process, or `POST /_fake/faults` in a subprocess. `structured` makes it take structured-output
+requests like one engine (`bench.fakes.structured`): llama-cpp-python, llama-server, vLLM...
 
     python -m bench.fakes.upstream --host 127.0.0.1 --port 0 --latency 0 [--responder writer]
+        [--structured json_object_schema]
     # prints {"port": N} once listening
 """
 
@@ -33,8 +35,10 @@ import orjson
 
 try:
     from bench.fakes.replies import Reply, Responder
+    from bench.fakes.structured import MODES, admit, owned_by
 except ImportError:  # run by path (run_subprocess): the siblings are on sys.path instead
     from fake_replies import Reply, Responder  # type: ignore[no-redef]
+    from fake_structured import MODES, admit, owned_by  # type: ignore[no-redef]
 
 _JSON = [(b"content-type", b"application/json")]
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
@@ -62,7 +66,10 @@ class FakeUpstream:
 
     def __init__(self, *, latency: float = 0.0, chunk_delay: float = 0.0,
                  models: tuple[str, ...] = ("fake-model",),
-                 responder: Responder | str | None = None) -> None:
+                 responder: Responder | str | None = None, structured: str = "any") -> None:
+        if structured not in MODES:
+            raise ValueError(f"unknown structured mode {structured!r}; expected one of {MODES}")
+        self.structured = structured  # which structured-output requests it takes
         self.latency = latency  # seconds before each chat answer starts
         self.chunk_delay = chunk_delay  # seconds between streamed chunks
         self.models = models
@@ -75,6 +82,7 @@ class FakeUpstream:
         """Forget faults and counters (knobs such as `latency` stay as they are)."""
         self.requests: Counter[str] = Counter()  # path -> requests received
         self.bodies: deque[dict[str, Any]] = deque(maxlen=256)  # last chat request bodies
+        self.refusals: deque[tuple[int, str]] = deque(maxlen=256)  # (status, message) refused
         self.in_flight = 0
         self.max_in_flight = 0
         self.disconnects = 0  # hung requests whose client went away
@@ -142,8 +150,8 @@ class FakeUpstream:
             finally:
                 self.in_flight -= 1
         elif path in ("/v1/models", "/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
-                    for m in self.models]
+            data = [{"id": m, "object": "model", "created": 0,
+                     "owned_by": owned_by(self.structured)} for m in self.models]
             await _json(send, 200, {"object": "list", "data": data})
         elif path == "/health":
             await send({"type": "http.response.start", "status": 200, "headers": []})
@@ -161,6 +169,11 @@ class FakeUpstream:
         if not isinstance(req, dict) or not isinstance(req.get("messages"), list):
             return await _error(send, 400, "messages is required", param="messages")
         self.bodies.append(req)
+        req = dict(req)  # rewritten to the form the responders read; `bodies` keeps it as sent
+        refusal = admit(req, self.structured)
+        if refusal is not None:
+            self.refusals.append((refusal.status, refusal.message))
+            return await _error(send, refusal.status, refusal.message, param=refusal.param)
         fault = self._next_fault()
         if self.latency:
             await asyncio.sleep(self.latency)
@@ -194,7 +207,8 @@ class FakeUpstream:
     async def _control(self, path: str, raw: bytes, send: Any) -> None:
         if path == "/_fake/stats":
             stats = {"requests": dict(self.requests), "in_flight": self.in_flight,
-                     "max_in_flight": self.max_in_flight, "disconnects": self.disconnects}
+                     "max_in_flight": self.max_in_flight, "disconnects": self.disconnects,
+                     "refusals": len(self.refusals)}
             counts = getattr(self.responder, "counts", None)
             if counts is not None:  # what the responder recognised: kind -> calls
                 stats["calls_by_kind"] = dict(counts)
@@ -203,6 +217,9 @@ class FakeUpstream:
         if path == "/_fake/config":
             self.latency = float(body.get("latency", self.latency))
             self.chunk_delay = float(body.get("chunk_delay", self.chunk_delay))
+            if body.get("structured", self.structured) not in MODES:
+                return await _error(send, 400, "unknown structured mode", param="structured")
+            self.structured = body.get("structured", self.structured)
         elif path == "/_fake/reset":
             self.reset()
         elif path == "/_fake/faults":
@@ -307,10 +324,10 @@ def _new_loop() -> asyncio.AbstractEventLoop:
 @contextlib.contextmanager
 def run_in_thread(fake: FakeUpstream | None = None, *, latency: float = 0.0,
                   host: str = "127.0.0.1", log_level: str = "critical",
-                  responder: Responder | str | None = None,
+                  responder: Responder | str | None = None, structured: str = "any",
                   ) -> Iterator[tuple[str, FakeUpstream]]:
     """Serve `fake` from a background thread; yields (base URL ending in /v1, the fake)."""
-    fake = fake or FakeUpstream(latency=latency, responder=responder)
+    fake = fake or FakeUpstream(latency=latency, responder=responder, structured=structured)
     sock = _bind(host, 0)
     server = _server(fake, log_level)
     thread = threading.Thread(
@@ -385,10 +402,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="writer: the judge's normalised score of an unrevised text")
     parser.add_argument("--score-step", type=float, default=0.2,
                         help="writer: how much each revision raises the score (0: never)")
+    parser.add_argument("--structured", choices=MODES, default="any",
+                        help="take structured-output requests like one engine (any: every form)")
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args(argv)
     options = {"draft_score": args.draft_score, "step": args.score_step}
     fake = FakeUpstream(latency=args.latency, models=tuple(args.model or ("fake-model",)),
+                        structured=args.structured,
                         responder=make_responder(args.responder, **(
                             options if args.responder == "writer" else {})))
     sock = _bind(args.host, args.port)

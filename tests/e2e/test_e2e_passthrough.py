@@ -122,7 +122,9 @@ def test_models_list_names_the_upstream_models(client: OpenAI) -> None:
 
 
 def test_health_and_ready(passthrough: Server) -> None:
-    assert httpx.get(passthrough.root + "/health").json() == {"status": "ok"}
+    health = httpx.get(passthrough.root + "/health").json()
+    assert health["status"] == "ok"
+    assert health["structured"]["writer"]["dialect"]["form"] == "json_schema"
     ready = httpx.get(passthrough.root + "/ready")
     assert ready.status_code == 200
     assert ready.json()["checks"] == {"database": True, "upstream": True}

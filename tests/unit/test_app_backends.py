@@ -68,3 +68,25 @@ def test_judge_is_the_writer_unless_configured():
                                       judge={"url": "http://j/v1", "model": "judge-m"}), Metrics())
     assert isinstance(judge, OpenAIBackend)
     assert [u.url for u in judge.balancer.upstreams] == ["http://j/v1"]
+
+
+def test_structured_dialects_come_from_settings_per_upstream(monkeypatch):
+    assert build_backend(load_settings(upstream={"url": "http://w/v1"}),
+                         Metrics()).structured == "auto"  # the default probes
+    monkeypatch.setenv("REDRAFT_UPSTREAM_STRUCTURED", "json_object_schema")
+    monkeypatch.setenv("REDRAFT_JUDGE_STRUCTURED", "guided_json")
+    s = load_settings(upstream={"url": "http://w/v1"}, judge={"url": "http://j/v1"})
+    writer, judge = build_backend(s, Metrics()), build_judge(s, Metrics())
+    assert writer.structured == "json_object_schema" and judge.structured == "guided_json"
+    monkeypatch.delenv("REDRAFT_JUDGE_STRUCTURED")
+    judge = build_judge(load_settings(upstream={"url": "http://w/v1"},
+                                      judge={"url": "http://j/v1"}), Metrics())
+    assert judge.structured == "json_object_schema"  # the judge follows the writer's setting
+
+
+def test_an_unknown_structured_dialect_is_refused_at_start_up(monkeypatch):
+    from app.settings import ConfigError
+
+    monkeypatch.setenv("REDRAFT_UPSTREAM_STRUCTURED", "json")
+    with pytest.raises(ConfigError, match="REDRAFT_UPSTREAM_STRUCTURED"):
+        load_settings(upstream={"url": "http://w/v1"})

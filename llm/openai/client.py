@@ -1,5 +1,9 @@
 """The `openai` backend: any OpenAI-compatible upstream (vLLM, SGLang, llama.cpp, OpenAI).
 
+Structured calls go in the upstream's own dialect (`llm.openai.dialects`): named by
+configuration, or under `auto` found by a probe at start-up (at first use when the upstream
+is down then). What the dialect leaves out of the schema is enforced on the answer.
+
 aiohttp with one pooled session and orjson rather than the openai SDK: this sits on the
 passthrough path, where per-request overhead decides the throughput of the whole server.
 Requests go to the least busy of several base URLs (`llm.balancer`) and are retried on connect
@@ -9,6 +13,7 @@ errors, 429 and 5xx (`llm.retry`); a stream is retried only until its body start
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -19,7 +24,7 @@ import aiohttp
 import orjson
 
 from llm.balancer import Balancer, Upstream
-from llm.base import JsonSchema, schema_response_format
+from llm.base import JsonSchema
 from llm.errors import (
     InvalidRequest,
     NotFound,
@@ -30,6 +35,21 @@ from llm.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from llm.openai.dialects import (
+    FORMS,
+    PROBE_MAX_TOKENS,
+    PROBE_MESSAGES,
+    PROBE_ORDER,
+    PROBE_SCHEMA,
+    SETTINGS,
+    Dialect,
+    dialect,
+    engine_of,
+    loosen,
+    probe_passed,
+    shape,
+    size_bound,
+)
 from llm.retry import (
     backoff_delay,
     error_for_status,
@@ -37,7 +57,10 @@ from llm.retry import (
     is_retryable_status,
     retry_after_seconds,
 )
+from llm.structured import AnswerInvalid, conform_text, parse_json
 from llm.types import ChatParams, Choice, Chunk, ChunkChoice, Completion, Message, Usage
+
+log = logging.getLogger("llm.openai")
 
 OnCall = Callable[[float, bool, "str | None", "Usage | None"], None]
 """on_call(duration_s, ok, error_kind, usage): once per chat() or stream(), for metrics."""
@@ -49,6 +72,10 @@ _KINDS: dict[type, str] = {
     RateLimited: "rate_limited", NotFound: "not_found", InvalidRequest: "invalid_request",
     PayloadTooLarge: "invalid_request",
 }
+# Answers to a probe that say nothing about the form: the upstream is down, unauthorised,
+# busy or loading (llama-server answers 503 while it loads the model).
+_NOT_A_REFUSAL = frozenset({401, 403, 404, 408, 429, 502, 503, 504})
+_REDECIDE_SECONDS = 5.0  # an undecided dialect is probed again at most this often
 
 
 @dataclass
@@ -81,9 +108,17 @@ class OpenAIBackend:
         probe_timeout: float = 2.0,
         models_ttl: float = 10.0,
         on_call: OnCall | None = None,
+        structured: str = "json_schema",
+        structured_probe_timeout: float = 30.0,
     ) -> None:
         """`max_backoff` caps every wait between attempts, Retry-After included: an upstream
-        that asks for a longer pause gets its 429 relayed to the client at once instead."""
+        that asks for a longer pause gets its 429 relayed to the client at once instead.
+
+        `structured` is a form of `llm.openai.dialects` or "auto" (probe at `start`, within
+        `structured_probe_timeout` seconds in all)."""
+        if structured not in SETTINGS:
+            raise ValueError(f"unknown structured-output dialect {structured!r}; "
+                             f"expected one of {', '.join(SETTINGS)}")
         self.model = model
         self.retries = retries
         self.backoff = backoff
@@ -100,10 +135,24 @@ class OpenAIBackend:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._session: aiohttp.ClientSession | None = None
         self._models: tuple[float, list[str]] | None = None
+        self.structured = structured
+        self.structured_probe_timeout = structured_probe_timeout
+        self._dialect: Dialect | None = None
+        self._decided_by = "pending"
+        self._probed: dict[str, str] = {}  # form -> what the probe saw
+        self._decide_lock = asyncio.Lock()
+        self._last_decision = float("-inf")
+        if structured in FORMS and structured not in ("json_schema", "none"):
+            # Only json_schema's keyword rules depend on the engine (llama-server or not).
+            self._set_dialect(dialect(structured), "setting")  # type: ignore[arg-type]
+        elif structured == "none":
+            self._set_dialect(dialect("none"), "setting")
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
         self._open_session()
+        if self.structured == "auto":
+            await self._decide()
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -125,7 +174,8 @@ class OpenAIBackend:
     # -- the protocol -------------------------------------------------------------------------
     async def chat(self, messages: Sequence[Message], params: ChatParams,
                    schema: JsonSchema | None = None) -> Completion:
-        payload = self._payload(messages, params, schema, stream=False)
+        spoken = await self._dialect_for_call() if schema is not None else None
+        payload, loosened = self._payload(messages, params, schema, stream=False, dialect=spoken)
         started = time.perf_counter()
         try:
             _, _, raw = await self._post(payload, read_body=True)
@@ -138,11 +188,14 @@ class OpenAIBackend:
             self._record(started, exc, None)
             raise
         self._record(started, None, completion.usage)
+        if loosened and schema is not None:
+            completion = _conformed(completion, schema)
         return completion
 
     async def stream(self, messages: Sequence[Message], params: ChatParams,
                      schema: JsonSchema | None = None) -> AsyncIterator[Chunk]:
-        payload = self._payload(messages, params, schema, stream=True)
+        spoken = await self._dialect_for_call() if schema is not None else None
+        payload, _ = self._payload(messages, params, schema, stream=True, dialect=spoken)
         started = time.perf_counter()
         usage: Usage | None = None
         failure: BaseException | None = None
@@ -191,6 +244,19 @@ class OpenAIBackend:
         finally:
             self._record(started, failure, usage if failure is None else None)
 
+    def structured_status(self) -> dict[str, Any]:
+        """How structured calls are asked, for /health: the setting, the dialect (None while
+        undecided), how it was decided and what the probe saw per form."""
+        status: dict[str, Any] = {"setting": self.structured, "decided_by": self._decided_by,
+                                  "dialect": None if self._dialect is None
+                                  else self._dialect.describe()}
+        if self._probed:
+            status["probe"] = dict(self._probed)
+        if self._dialect is None:
+            status["note"] = ("the upstream did not answer the probe; decided at the next "
+                              "structured call")
+        return status
+
     async def models(self) -> list[str]:
         if self._models is not None and time.monotonic() - self._models[0] < self.models_ttl:
             return self._models[1]
@@ -216,7 +282,10 @@ class OpenAIBackend:
 
     # -- plumbing -----------------------------------------------------------------------------
     def _payload(self, messages: Sequence[Message], params: ChatParams,
-                 schema: JsonSchema | None, *, stream: bool) -> bytes:
+                 schema: JsonSchema | None, *, stream: bool,
+                 dialect: Dialect | None = None) -> tuple[bytes, bool]:
+        """The request body, and whether the upstream was left part of `schema` to enforce
+        (a loosened schema, or `none`): then the answer is conformed to `schema` here."""
         # Typed fields win over `extra`, which otherwise reaches the upstream verbatim.
         body: dict[str, Any] = dict(params.extra) if params.extra else {}
         body["model"] = params.model or self.model
@@ -236,15 +305,112 @@ class OpenAIBackend:
             body["stop"] = list(params.stop)
         if params.n != 1:
             body["n"] = params.n
+        loosened = False
         if schema is not None:
-            body["response_format"] = schema_response_format(schema)
+            spoken = dialect or _DEFAULT_DIALECT
+            sent = loosen(schema, spoken.rules)
+            loosened = sent != schema or not spoken.constrained
+            shape(body, spoken.form, sent)
+            if loosened and params.max_tokens is None:
+                bound = size_bound(schema)  # what the dropped bounds no longer cap
+                if bound is not None:
+                    body["max_tokens"] = bound
         if stream:
             body["stream"] = True
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
         elif params.extra:  # a stray `stream` in extra would turn the JSON answer into SSE
             body.pop("stream", None)
             body.pop("stream_options", None)
-        return orjson.dumps(body)
+        return orjson.dumps(body), loosened
+
+    # -- the structured-output dialect ---------------------------------------------------------
+    async def _dialect_for_call(self) -> Dialect:
+        if self._dialect is None:
+            await self._decide()
+        # Undecided (the upstream is down): the standard form, which the call's own errors
+        # then report; the next call probes again.
+        return self._dialect or _DEFAULT_DIALECT
+
+    def _set_dialect(self, chosen: Dialect, how: str) -> None:
+        self._dialect, self._decided_by = chosen, how
+        log.info("structured outputs: %s (engine %s) chosen by %s%s", chosen.form,
+                 chosen.engine, how, f"; probe saw {self._probed}" if self._probed else "")
+
+    async def _decide(self) -> None:
+        """Settle the dialect: probe under `auto`, the engine's rules under `json_schema`.
+        Leaves it undecided when the upstream does not answer; never raises for that."""
+        async with self._decide_lock:
+            now = time.monotonic()
+            if self._dialect is not None or now - self._last_decision < _REDECIDE_SECONDS:
+                return
+            self._last_decision = now
+            session = self._session or self._open_session()
+            upstream = self.balancer.healthy_first()[0]
+            try:
+                engine = await self._engine(upstream)
+                if self.structured == "json_schema":
+                    self._set_dialect(dialect("json_schema", engine), "setting")
+                    return
+                chosen = await self._probe(session, upstream, engine,
+                                           now + self.structured_probe_timeout)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                log.warning("structured outputs: the upstream %s did not answer the probe "
+                            "(%r); deciding at the next structured call", upstream.url, exc)
+                return
+            if chosen is not None:
+                self._set_dialect(chosen, "probe")
+
+    async def _engine(self, upstream: Upstream) -> str | None:
+        """The engine its GET /models names; None when it names none (or has no such route).
+        Raises when the upstream does not answer at all."""
+        try:
+            raw = await self._get(upstream, "/models", self.probe_timeout)
+        except aiohttp.ClientResponseError:
+            return None
+        try:
+            return engine_of(orjson.loads(raw).get("data") or [])
+        except (orjson.JSONDecodeError, AttributeError):
+            return None
+
+    async def _probe(self, session: aiohttp.ClientSession, upstream: Upstream,
+                     engine: str | None, deadline: float) -> Dialect | None:
+        """The first form of PROBE_ORDER that returns schema-valid JSON; `none` when every
+        one is refused or ignored; None when the upstream stops answering."""
+        self._probed = {}
+        for form in PROBE_ORDER:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._probed[form] = "not tried: the probe ran out of time"
+                return None
+            outcome = await self._try_form(session, upstream, dialect(form, engine), left)
+            self._probed[form] = outcome
+            if outcome == "ok":
+                return dialect(form, engine)
+            if outcome.startswith("no answer"):
+                return None
+        return dialect("none", engine)
+
+    async def _try_form(self, session: aiohttp.ClientSession, upstream: Upstream,
+                        spoken: Dialect, seconds: float) -> str:
+        body: dict[str, Any] = {"model": self.model, "messages": list(PROBE_MESSAGES),
+                                "max_tokens": PROBE_MAX_TOKENS, "temperature": 0}
+        shape(body, spoken.form, loosen(PROBE_SCHEMA, spoken.rules))
+        try:
+            async with session.post(upstream.url + "/chat/completions", data=orjson.dumps(body),
+                                    timeout=aiohttp.ClientTimeout(total=seconds)) as resp:
+                raw = await resp.read()
+                status = resp.status
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            return f"no answer ({type(exc).__name__})"
+        if status in _NOT_A_REFUSAL:
+            return f"no answer (HTTP {status})"
+        if status != 200:
+            return f"refused (HTTP {status})"
+        try:
+            value = parse_json(_completion(orjson.loads(raw), self.model).text)
+        except (orjson.JSONDecodeError, RedraftError, AnswerInvalid):
+            return "ignored (the answer is not JSON)"
+        return "ok" if probe_passed(value) else "ignored (the answer breaks the schema)"
 
     async def _post(self, payload: bytes, *, read_body: bool,
                     ) -> tuple[Upstream, aiohttp.ClientResponse, bytes]:
@@ -329,6 +495,18 @@ class OpenAIBackend:
             stats.completion_tokens += usage.completion_tokens
         if self.on_call is not None:
             self.on_call(time.perf_counter() - started, exc is None, kind, usage)
+
+
+_DEFAULT_DIALECT = dialect("json_schema")
+
+
+def _conformed(completion: Completion, schema: JsonSchema) -> Completion:
+    choices = tuple(c if c.text is None else Choice(c.index, conform_text(c.text, schema),
+                                                    c.finish_reason, c.tool_calls, c.logprobs,
+                                                    c.refusal)
+                    for c in completion.choices)
+    return Completion(choices, completion.usage, completion.model, completion.id,
+                      completion.created, completion.system_fingerprint)
 
 
 class _SSEParser:
