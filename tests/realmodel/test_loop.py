@@ -10,10 +10,12 @@ from loops.answer import clean_answer, scaffolding
 QUERY = "Write a two-sentence note thanking a neighbour for watering my plants."
 
 
-def test_a_one_round_loop_runs_every_stage_and_answers_without_scaffolding(server):
+def test_a_one_round_loop_runs_every_stage_and_answers_without_scaffolding(server, converted):
+    # The request names the model by its folder's path, as a user of REDRAFT_MODEL=<folder>
+    # does: the loop's hidden calls must reach the same model.
     with server.client() as client:
         reply = client.chat.completions.create(
-            model="smollm2-135m-instruct", messages=[{"role": "user", "content": QUERY}],
+            model=str(converted.folder), messages=[{"role": "user", "content": QUERY}],
             max_tokens=40, temperature=0,
             extra_body={"reflection": {"max_rounds": 1, "memory": False,
                                        "checklist": "generic:general-en"}})
