@@ -30,7 +30,7 @@ from loops.reflection import (
     to_reflection,
 )
 from loops.trace import Reflection
-from rubrics.budget import SENTENCE, budgeted
+from rubrics.budget import SENTENCE, fitted
 from rubrics.checklist import Checklist, Evaluation, name_key
 from rubrics.checks import CheckOutcome
 from rubrics.evaluate import Judged, evaluate, flag_unquoted, joint_schema
@@ -149,9 +149,8 @@ class Assessor:
                 raise AnswerInvalid(retry_note(unquoted))
             return evaluation, critique
 
-        schema = assess_schema(checklist)
-        answer = await ask(self.judge, assess_messages(query, text, checklist, contrast),
-                           budgeted(for_schema(self.params), schema),
+        call, schema = fitted(for_schema(self.params), assess_schema(checklist))
+        answer = await ask(self.judge, assess_messages(query, text, checklist, contrast), call,
                            AssessOut, accept, retries=self.retries, schema=schema)
         value = answer.value if answer.value is not None else (held[0] if held else None)
         if value is None:

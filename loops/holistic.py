@@ -26,7 +26,7 @@ from loops.checklists import Resolved
 from loops.prompting import Attempt, language_rule, template
 from loops.reflection import Reflected
 from loops.trace import Reflection, ReflectionItem
-from rubrics.budget import CRITIQUE, REASON, budgeted
+from rubrics.budget import CRITIQUE, REASON, fitted
 from rubrics.checklist import Checklist, Evaluation
 from rubrics.checks import CheckOutcome
 
@@ -118,7 +118,7 @@ async def judge_holistically(judge: Backend, query: Sequence[Message], text: str
         item = ReflectionItem(OVERALL, "", out.critique, tuple(out.actions))
         return Judgement(out.score, Reflection(items=(item,), summary=out.critique))
 
-    schema = holistic_schema()
-    answer = await ask(judge, messages, budgeted(params, schema), HolisticOut, accept,
+    call, schema = fitted(params, holistic_schema())
+    answer = await ask(judge, messages, call, HolisticOut, accept,
                        retries=retries, schema=schema)
     return answer.value, answer.usage, answer.calls

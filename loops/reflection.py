@@ -14,7 +14,7 @@ from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from loops.prompting import Attempt, language_rule, render_history, render_scores, template
 from loops.trace import Reflection, ReflectionItem
-from rubrics.budget import QUOTE, REASON, SENTENCE, budgeted
+from rubrics.budget import QUOTE, REASON, SENTENCE, fitted
 from rubrics.checklist import Checklist, Dimension, Evaluation, name_key
 from rubrics.checks import CheckOutcome
 from rubrics.evaluate import judge_messages
@@ -123,9 +123,8 @@ async def reflect(backend: Backend, query: Sequence[Message], text: str, checkli
     task = template("reflect").substitute(
         max_items=MAX_ITEMS, language_rule=language_rule(target_text(query)),
         scores=scores, history=render_history(history), text=text)
-    schema = reflection_schema(checklist)
-    answer = await ask(backend, judge_messages(query, checklist, task),
-                       budgeted(for_schema(params), schema), ReflectionOut,
+    call, schema = fitted(for_schema(params), reflection_schema(checklist))
+    answer = await ask(backend, judge_messages(query, checklist, task), call, ReflectionOut,
                        lambda out: usable(out, checklist), retries=retries, schema=schema)
     if answer.value is None:
         return Reflected(fallback_reflection(checklist, evaluation), answer.usage, answer.calls,

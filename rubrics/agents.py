@@ -36,7 +36,7 @@ from llm.schemas import (
 )
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message, Usage
-from rubrics.budget import NAME, REASON, SENTENCE, budgeted
+from rubrics.budget import NAME, REASON, SENTENCE, fitted
 from rubrics.checklist import ANY, Checklist, Limits, name_key
 from rubrics.checks.extract import checks_schema, from_agent, kinds_prompt, merge
 from rubrics.checks.model import Check
@@ -226,25 +226,25 @@ def _dump(items: Sequence[AnswerModel]) -> str:
 
 async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
                        retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
-    schema = task.open_schema()
-    opened = await ask(backend, task.prompt("open_coding"), budgeted(params, schema),
+    call, schema = fitted(params, task.open_schema())
+    opened = await ask(backend, task.prompt("open_coding"), call,
                        OpenCoding, lambda a: _distinct(a.candidates, task.n_min, "candidates"),
                        retries=retries, schema=schema)
     usage, calls = opened.usage, opened.calls
     if opened.value is None:
         return None, usage, calls, f"open coding: {opened.error}"
-    schema = task.axial_schema(opened.value)
+    call, schema = fitted(params, task.axial_schema(opened.value))
     axial = await ask(backend, task.prompt("axial_coding", candidates=_dump(opened.value)),
-                      budgeted(params, schema), AxialCoding,
+                      call, AxialCoding,
                       lambda a: _distinct(a.dimensions, task.n_min, "dimensions")[:task.n_max],
                       retries=retries, schema=schema)
     usage, calls = usage + axial.usage, calls + axial.calls
     if axial.value is None:
         return None, usage, calls, f"axial coding: {axial.error}"
     dims = axial.value
-    schema = task.selective_schema(dims)
+    call, schema = fitted(params, task.selective_schema(dims))
     selective = await ask(backend, task.prompt("selective_coding", dimensions=_dump(dims)),
-                          budgeted(params, schema), SelectiveCoding,
+                          call, SelectiveCoding,
                           lambda a: task.checklist(_matched(dims, a.dimensions), a.checks),
                           retries=retries, schema=schema)
     usage, calls = usage + selective.usage, calls + selective.calls
@@ -254,8 +254,8 @@ async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
 
 async def _fused(backend: Backend, params: ChatParams, task: _Task,
                  retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
-    schema = task.fused_schema()
-    answer = await ask(backend, task.prompt("fused_coding"), budgeted(params, schema),
+    call, schema = fitted(params, task.fused_schema())
+    answer = await ask(backend, task.prompt("fused_coding"), call,
                        FusedCoding, lambda a: task.checklist(a.dimensions, a.checks),
                        retries=retries, schema=schema)
     error = None if answer.value else f"fused coding: {answer.error}"

@@ -85,3 +85,51 @@ def budgeted(params: ChatParams, schema: JsonSchema) -> ChatParams:
     if params.max_tokens is not None:
         need = min(need, params.max_tokens)
     return params.with_(max_tokens=max(need, shortest_budget(schema)))
+
+
+def fitted(params: ChatParams, schema: JsonSchema) -> tuple[ChatParams, JsonSchema]:
+    """The call's budget (`budgeted`) and the schema to send with it. When the caller's
+    `max_tokens` is below the schema's budget, every string bound shrinks by the same factor
+    (to no less than MIN_CHARS) so that the planned document fits: each field gets its
+    share, where a decoder running out of tokens would otherwise close the last fields
+    empty."""
+    need = schema_budget(schema)
+    cap = params.max_tokens
+    if cap is None or cap >= need:
+        return params.with_(max_tokens=need), schema
+    content = _content_tokens(schema)
+    room = cap - (need - content)
+    factor = max(0.0, room / content) if content else 1.0
+    shrunk = _scaled(schema, factor)
+    return budgeted(params, shrunk), shrunk
+
+
+MIN_CHARS = 24  # a string bound never shrinks below this: a few words
+
+
+def _content_tokens(schema: Any) -> float:
+    """The planned document's tokens spent inside bounded strings (what shrinking saves)."""
+    if not isinstance(schema, dict) or "enum" in schema:
+        return 0.0
+    kind = schema.get("type")
+    if kind == "object":
+        return sum(_content_tokens(p) for p in (schema.get("properties") or {}).values())
+    if kind == "array":
+        return planned_items(schema) * _content_tokens(schema.get("items"))
+    if kind == "string" and "maxLength" in schema:
+        return int(schema["maxLength"]) / CHARS_PER_TOKEN
+    return 0.0
+
+
+def _scaled(schema: Any, factor: float) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if out.get("type") == "string" and "maxLength" in out and "enum" not in out:
+        bound = max(MIN_CHARS, int(out.get("minLength", 0)), math.floor(out["maxLength"] * factor))
+        out["maxLength"] = min(out["maxLength"], bound)
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _scaled(v, factor) for k, v in out["properties"].items()}
+    if "items" in out:
+        out["items"] = _scaled(out["items"], factor)
+    return out

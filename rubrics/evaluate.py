@@ -31,7 +31,7 @@ from llm.structured import (
     system_user,
 )
 from llm.types import ChatParams, Message, Usage
-from rubrics.budget import QUOTE, budgeted
+from rubrics.budget import QUOTE, fitted
 from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
 from rubrics.evidence import FLAG, quoted, retry_note
 from rubrics.templates import render
@@ -169,8 +169,8 @@ async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist:
     for _ in range(retries + 1):
         calls += 1
         try:
-            schema = joint_schema(pending)
-            completion = await judge.chat(messages, budgeted(params, schema), schema=schema)
+            call, schema = fitted(params, joint_schema(pending))
+            completion = await judge.chat(messages, call, schema=schema)
         except UpstreamError:
             continue
         usage += completion.usage
@@ -216,8 +216,8 @@ async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
             raise AnswerInvalid(retry_note([dim.name]))
 
         async with semaphore:
-            schema = judged_schema(dim)
-            answer = await ask(judge, messages, budgeted(params, schema), Judged, accept,
+            call, schema = fitted(params, judged_schema(dim))
+            answer = await ask(judge, messages, call, Judged, accept,
                                retries=retries, schema=schema)
         value = answer.value if answer.value is not None else (held[0] if held else None)
         return value, answer.usage, answer.calls

@@ -16,8 +16,10 @@ from loops.holistic import holistic_schema
 from loops.reflection import reflection_schema
 from rubrics.agents import AxialDimension, Candidate, _Task
 from rubrics.budget import (
+    MIN_CHARS,
     QUOTE,
     budgeted,
+    fitted,
     schema_budget,
     shortest_budget,
 )
@@ -84,3 +86,27 @@ def test_each_judge_call_is_sent_its_own_budget() -> None:
     assert joint.params.max_tokens == schema_budget(joint_schema(CHECKLIST.dimensions))
     assert {c.params.max_tokens for c in single} == {
         schema_budget(judged_schema(d)) for d in CHECKLIST.dimensions}
+
+
+def test_under_a_low_ceiling_every_string_gets_its_share_of_the_budget() -> None:
+    schema = SCHEMAS["selective coding"]
+    roomy, same = fitted(ChatParams(max_tokens=4096), schema)
+    assert same is schema and roomy.max_tokens == schema_budget(schema)
+    ceiling = schema_budget(schema) // 2
+    params, shrunk = fitted(ChatParams(max_tokens=ceiling), schema)
+    bounds = [s["maxLength"] for s in strings(shrunk)]
+    before = [s["maxLength"] for s in strings(schema)]
+    assert all(MIN_CHARS <= b < a for a, b in zip(before, bounds, strict=True))
+    assert params.max_tokens == min(ceiling, schema_budget(shrunk))
+    assert schema_budget(shrunk) <= ceiling + 8
+    # enums (the dimension names) are left alone; the schema is a copy
+    assert shrunk["properties"]["dimensions"]["items"]["properties"]["name"] == \
+        schema["properties"]["dimensions"]["items"]["properties"]["name"]
+    assert strings(schema)[0]["maxLength"] == before[0]
+
+
+def test_a_ceiling_below_the_shortest_document_is_raised_to_it() -> None:
+    schema = SCHEMAS["joint"]
+    params, shrunk = fitted(ChatParams(max_tokens=8), schema)
+    assert params.max_tokens == shortest_budget(shrunk) > 8
+    assert {s["maxLength"] for s in strings(shrunk)} == {MIN_CHARS}
