@@ -133,6 +133,8 @@ class WriterResponder:
             # The task is the first user turn; later ones are retry notes.
             prompt = next((_content(m) for m in messages if m.get("role") == "user"), "")
             answer = self._handlers[kind](self, schema, prompt)
+            if "checks" in schema["properties"]:  # the agents' checks: the pre-pass finds them
+                answer["checks"] = []
             return orjson.dumps(answer).decode()
         if fmt.get("type") not in (None, "text"):
             return None
@@ -154,7 +156,7 @@ class WriterResponder:
                  for p in props.values() if isinstance(p, dict) and p.get("type") == "array"]
         key = (*sorted(props), "|", *sorted(schema.get("$defs") or ()), "|", *map(tuple, items))
         if key not in self._kinds:
-            self._kinds[key] = _classify(schema, frozenset(props))
+            self._kinds[key] = _classify(schema, frozenset(props) - {"checks"})
         return self._kinds[key]
 
     # -- judging ------------------------------------------------------------------------------
