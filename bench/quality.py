@@ -12,7 +12,10 @@ then it is the upstream's model name. The shortest English queries of the pack a
 small model on a CPU is slow). Per method: the mean judge score (0..1, the WritingBench mean
 criterion score / 10), the share of answers that repeat the loop's scaffolding
 (`loops.answer.scaffolding`), and for the loops the share of generic bands in generated
-checklists, degraded loops, rounds, hidden calls and tokens, and latency. Memory is off (a
+checklists (and of bands the repair had to write from the dimension's description because
+the agent's were generic), pack fallbacks, degraded loops, rewrites the judge was asked again
+about (scored exactly like their parent), rounds, hidden calls and tokens, and latency (with
+seconds by stage on stderr). Memory is off (a
 fresh bank remembers nothing in a few queries); the judge is not counted in the loop's figures.
 """
 
@@ -37,7 +40,7 @@ from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
 from rubrics.cache import MemoryChecklistCache
 from rubrics.packs import PackLibrary
-from rubrics.repair import generic_band
+from rubrics.repair import generic_band, level_band
 from store import Store
 
 METHODS = ("direct", "holistic", "mrpo")
@@ -64,6 +67,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     params = ChatParams(model=writer_name, temperature=0.0, max_tokens=args.max_tokens)
     judge_params = ChatParams(model=judge_name, temperature=0.0,
                               max_tokens=args.judge_max_tokens)
+    # The scorer's evidence is not used here, only its scores: a short answer is enough.
+    score_params = judge_params.with_(max_tokens=args.score_max_tokens)
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
         try:
@@ -72,7 +77,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                          retries=args.retries)
             loop = ReflectionLoop(writer, judge_backend, provider, judge_params=judge_params,
                                   retries=args.retries)
-            judge = Judge(judge_backend, judge_params, attempts=1, concurrency=1)
+            judge = Judge(judge_backend, score_params, attempts=1, concurrency=1)
             rows = {m: [] for m in METHODS}
             for q in queries:
                 messages = [{"role": "user", "content": q.query}]
@@ -85,7 +90,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             await store.close()
     return {"model": writer_name, "judge": judge_name, "queries": len(queries),
-            "max_tokens": args.max_tokens, "max_rounds": args.max_rounds,
+            "max_tokens": args.max_tokens, "judge_max_tokens": args.judge_max_tokens,
+            "max_rounds": args.max_rounds,
             **{m: summary(rows[m]) for m in METHODS}}
 
 
@@ -108,7 +114,11 @@ async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: A
         row.update(calls=trace.ledger.total_calls, tokens=trace.ledger.total.total_tokens,
                    rounds=trace.rounds, degraded=trace.stop_reason == "degraded",
                    stop=trace.stop_reason, checklist=trace.checklist_source,
-                   bands=len(bands), generic_bands=sum(generic_band(b) for b in bands))
+                   bands=len(bands), generic_bands=sum(generic_band(b) for b in bands),
+                   repaired_bands=sum(level_band(b) for b in bands),
+                   rejudged=sum(c.rejudged for c in trace.candidates),
+                   stage_seconds={k: round(v, 1) for k, v in trace.ledger.seconds.items()
+                                  if v})
     row["seconds"] = round(time.monotonic() - started, 2)
     row["scaffolding"] = bool(scaffolding(answer, q.query))
     judged = await judge.judge(q, answer)
@@ -132,8 +142,12 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out.update(rounds=round(statistics.mean(r["rounds"] for r in rows), 2),
                    degraded=sum(r["degraded"] for r in rows),
                    generated_checklists=sum(r["checklist"] == "generated" for r in rows),
+                   pack_fallbacks=sum(r["checklist"] == "pack" for r in rows),
                    generic_band_share=round(sum(r["generic_bands"] for r in rows) / bands, 4)
-                   if bands else None)
+                   if bands else None,
+                   repaired_band_share=round(sum(r["repaired_bands"] for r in rows) / bands, 4)
+                   if bands else None,
+                   rejudged=sum(r["rejudged"] for r in rows))
     return out
 
 
@@ -145,7 +159,10 @@ def main() -> None:
     parser.add_argument("--judge-upstream")
     parser.add_argument("--queries", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=128)
-    parser.add_argument("--judge-max-tokens", type=int, default=384)
+    parser.add_argument("--judge-max-tokens", type=int, default=384,
+                        help="the ceiling on each hidden call's schema-derived budget")
+    parser.add_argument("--score-max-tokens", type=int, default=64,
+                        help="the WritingBench scorer's answer (only its scores are used)")
     parser.add_argument("--max-rounds", type=int, default=1)
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--retries", type=int, default=1)

@@ -7,6 +7,7 @@ reflects separately.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from llm.schemas import EVIDENCE_CHARS, array, clip, obj, text
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from loops.options import EvaluationMode
-from loops.prompting import Attempt
+from loops.prompting import Attempt, template
 from loops.reflection import (
     MAX_ITEMS,
     Reflected,
@@ -29,10 +30,47 @@ from loops.reflection import (
     to_reflection,
 )
 from loops.trace import Reflection
+from rubrics.budget import SENTENCE, fitted
 from rubrics.checklist import Checklist, Evaluation, name_key
 from rubrics.checks import CheckOutcome
 from rubrics.evaluate import Judged, evaluate, flag_unquoted, joint_schema
 from rubrics.evidence import retry_note
+
+ALIKE_BELOW = 0.8  # word-level Jaccard under which two texts differ substantially
+_WORD = re.compile(r"\w+")
+
+
+def word_jaccard(a: str, b: str) -> float:
+    """Shared words over all words of the two texts (case ignored); 1.0 for two empty texts."""
+    wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
+
+
+def judged_alike(earlier: Evaluation | None, later: Evaluation | None, earlier_text: str,
+                 later_text: str) -> bool:
+    """The judge gave two substantially different texts (word Jaccard under ALIKE_BELOW) the
+    same score on every dimension: it did not read the difference. A one-dimension scale
+    (the holistic baseline's) is left out: one shared overall score is often a fair verdict.
+    """
+    if earlier is None or later is None or len(later.scores) < 2:
+        return False
+    same = {name_key(s.name): s.score for s in earlier.scores} == \
+        {name_key(s.name): s.score for s in later.scores}
+    return same and word_jaccard(earlier_text, later_text) < ALIKE_BELOW
+
+
+def contrast_note(earlier_text: str, earlier: Evaluation, text: str, lines: int = 3,
+                  chars: int = 240) -> str:
+    """What a re-asked judge is told: the scores the earlier version got, and the passages
+    only one of the two versions has (up to `lines` each, cut to `chars`)."""
+    before = [x.strip() for x in re.split(r"(?<=[.!?。！？])\s+|\n+", earlier_text) if x.strip()]
+    after = [x.strip() for x in re.split(r"(?<=[.!?。！？])\s+|\n+", text) if x.strip()]
+    removed = [x[:chars] for x in before if x not in after][:lines]
+    added = [x[:chars] for x in after if x not in before][:lines]
+    scores = ", ".join(f"{s.name}: {s.score}" for s in earlier.scores)
+    return template("rejudge").substitute(
+        scores=scores, removed="\n".join(f"- {x}" for x in removed) or "- (nothing)",
+        added="\n".join(f"- {x}" for x in added) or "- (nothing)").strip()
 
 
 class AssessOut(AnswerModel):
@@ -45,7 +83,7 @@ def assess_schema(checklist: Checklist) -> JsonSchema:
     """The joint judge's scores (one required key per dimension, each an integer on its
     scale) and the reflection (items about checklist dimensions)."""
     return obj({"scores": joint_schema(checklist.dimensions)["properties"]["scores"],
-                "summary": text(),
+                "summary": text(SENTENCE),
                 "items": array(item_schema(checklist), 1, MAX_ITEMS)})
 
 
@@ -84,18 +122,19 @@ class Assessor:
         self.retries = retries
 
     async def assess(self, query: Sequence[Message], text: str, checklist: Checklist,
-                     want_reflection: bool) -> Assessment:
+                     want_reflection: bool, contrast: str = "") -> Assessment:
+        """`contrast` (`contrast_note`) goes after the text when the judge is asked again."""
         if self.fuse and want_reflection:
-            return await self._fused(query, text, checklist)
+            return await self._fused(query, text, checklist, contrast)
         result = await evaluate(self.judge, query, text, checklist, self.params, mode=self.mode,
-                                retries=self.retries)
+                                retries=self.retries, contrast=contrast)
         # A degraded evaluation scored some dimensions at their minimum by default: not a
         # judgement the loop may keep or discard a text on.
         evaluation = None if result.degraded else result.evaluation
         return Assessment(evaluation, None, result.usage, result.calls)
 
-    async def _fused(self, query: Sequence[Message], text: str,
-                     checklist: Checklist) -> Assessment:
+    async def _fused(self, query: Sequence[Message], text: str, checklist: Checklist,
+                     contrast: str = "") -> Assessment:
         held: list[tuple[Evaluation, Reflection | None]] = []  # evidence not quoted: re-asked
 
         def accept(out: AssessOut) -> tuple[Evaluation, Reflection | None]:
@@ -110,10 +149,9 @@ class Assessor:
                 raise AnswerInvalid(retry_note(unquoted))
             return evaluation, critique
 
-        answer = await ask(self.judge, assess_messages(query, text, checklist),
-                           for_schema(self.params),
-                           AssessOut, accept, retries=self.retries,
-                           schema=assess_schema(checklist))
+        call, schema = fitted(for_schema(self.params), assess_schema(checklist))
+        answer = await ask(self.judge, assess_messages(query, text, checklist, contrast), call,
+                           AssessOut, accept, retries=self.retries, schema=schema)
         value = answer.value if answer.value is not None else (held[0] if held else None)
         if value is None:
             return Assessment(None, None, answer.usage, answer.calls)

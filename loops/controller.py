@@ -28,7 +28,7 @@ from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.answer import best as _best
 from loops.answer import finished, scaffolding, shrank
-from loops.assess import Assessor
+from loops.assess import Assessment, Assessor, contrast_note, judged_alike
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.holistic import RESOLVED as HOLISTIC
 from loops.holistic import HolisticAssessor
@@ -315,6 +315,7 @@ class ReflectionLoop:
         t0 = self.clock()
         a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
         run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
+        a, rejudged = await self._rejudge_alike(run, cand, a, want_reflection)
         score = a.score(run.checklist)  # type: ignore[arg-type]
         checks = run_checks(cand.text, run.checks)
         shrunk = cand.parent is not None and shrank(
@@ -322,11 +323,32 @@ class ReflectionLoop:
             target_text(run.query), run.checks)
         position = len(run.candidates) if slot is None else slot  # type: ignore[arg-type]
         cand = replace(cand, position=position, evaluation=a.evaluation, score=score,
-                       critique=a.critique, checks=checks, shrunk=shrunk)
+                       critique=a.critique, checks=checks, shrunk=shrunk, rejudged=rejudged)
         if slot is None:
             run.candidates.append(cand)  # type: ignore[union-attr]
         else:
             run.candidates[slot] = cand  # type: ignore[index]
         await run.event("evaluated", round=cand.round, candidate=position, score=score,
-                        checks_passed=cand.checks_passed, checks=len(checks))
+                        checks_passed=cand.checks_passed, checks=len(checks),
+                        rejudged=rejudged)
         return cand
+
+    async def _rejudge_alike(self, run: _Run, cand: Candidate, a: Assessment,
+                             want_reflection: bool) -> tuple[Assessment, bool]:
+        """A judge that gives a revision its parent's scores on every dimension although
+        the two texts differ substantially (`judged_alike`) is asked once more, told the
+        earlier scores and what differs (`contrast_note`), and that second judgement is
+        kept (the first one, if the second fails). Pointwise rather than pairwise, so the
+        re-asked scores stay on the scale every other candidate was scored on."""
+        if cand.parent is None or not run.candidates:
+            return a, False
+        parent = run.candidates[cand.parent]
+        if not judged_alike(parent.evaluation, a.evaluation, parent.text, cand.text):
+            return a, False
+        t0 = self.clock()
+        note = contrast_note(parent.text, parent.evaluation, cand.text)  # type: ignore[arg-type]
+        again = await run.assessor.assess(run.query, cand.text, run.checklist,  # type: ignore[arg-type]
+                                          want_reflection, contrast=note)
+        run.ledger.add("evaluate", again.usage, again.calls, self.clock() - t0)
+        log.info("judge gave a differing revision its parent's scores; asked again")
+        return (again if again.evaluation is not None else a), True

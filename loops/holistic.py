@@ -26,6 +26,7 @@ from loops.checklists import Resolved
 from loops.prompting import Attempt, language_rule, template
 from loops.reflection import Reflected
 from loops.trace import Reflection, ReflectionItem
+from rubrics.budget import CRITIQUE, REASON, fitted
 from rubrics.checklist import Checklist, Evaluation
 from rubrics.checks import CheckOutcome
 
@@ -50,12 +51,14 @@ class HolisticOut(AnswerModel):
 
 
 def holistic_schema() -> JsonSchema:
-    """The tightest schema `HolisticOut` validates: an integer score on 1..10, all required."""
+    """The tightest schema `HolisticOut` validates: an integer score on 1..10, all required,
+    the critique one paragraph and each action a sentence (`rubrics.budget`)."""
     return {"type": "object", "additionalProperties": False,
             "required": ["critique", "actions", "score"],
             "properties": {
-                "critique": {"type": "string", "minLength": 1},
-                "actions": {"type": "array", "items": {"type": "string", "minLength": 1},
+                "critique": {"type": "string", "minLength": 1, "maxLength": CRITIQUE},
+                "actions": {"type": "array", "items": {"type": "string", "minLength": 1,
+                                                       "maxLength": REASON},
                             "minItems": 1, "maxItems": MAX_ACTIONS},
                 "score": {"type": "integer", "minimum": LOW, "maximum": HIGH}}}
 
@@ -79,9 +82,9 @@ class HolisticAssessor:
         self.retries = retries
 
     async def assess(self, query: Sequence[Message], text: str, checklist: Checklist,
-                     want_reflection: bool) -> Assessment:
+                     want_reflection: bool, contrast: str = "") -> Assessment:
         judgement, usage, calls = await judge_holistically(
-            self.judge, query, text, self.params, self.retries)
+            self.judge, query, text, self.params, self.retries, contrast)
         if judgement is None:
             return Assessment(None, None, usage, calls)
         evaluation = Evaluation(scores=(SCALE.dimensions[0].scored(
@@ -100,18 +103,22 @@ class HolisticAssessor:
 
 
 async def judge_holistically(judge: Backend, query: Sequence[Message], text: str,
-                             params: ChatParams, retries: int
+                             params: ChatParams, retries: int, contrast: str = ""
                              ) -> tuple[Judgement | None, Usage, int]:
-    """One critique and one overall score of `text`; None when the judge never answered well."""
+    """One critique and one overall score of `text`; None when the judge never answered well.
+    `contrast` (a re-asked judgement's note on an earlier version) comes last."""
     prompt = template("holistic").substitute(
         conversation=render_conversation(query), text=text, low=LOW, high=HIGH,
         language_rule=language_rule(target_text(query)))
+    if contrast:
+        prompt = f"{prompt.rstrip()}\n\n{contrast}"
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
 
     def accept(out: HolisticOut) -> Judgement:
         item = ReflectionItem(OVERALL, "", out.critique, tuple(out.actions))
         return Judgement(out.score, Reflection(items=(item,), summary=out.critique))
 
-    answer = await ask(judge, messages, params, HolisticOut, accept, retries=retries,
-                       schema=holistic_schema())
+    call, schema = fitted(params, holistic_schema())
+    answer = await ask(judge, messages, call, HolisticOut, accept,
+                       retries=retries, schema=schema)
     return answer.value, answer.usage, answer.calls

@@ -1,11 +1,12 @@
 """A finished loop as the store keeps it (one record, written in one transaction).
 
 A candidate's check outcomes ride in its `scores` JSON under the reserved key `CHECKS_KEY`
-(a list of {kind, passed, measured, target, quote}), beside the per-dimension entries, and
-`SHRUNK_KEY` marks a rewrite that dropped most of the text it revised and `ANSWER_KEY` the
-candidate the loop returned (y*, chosen by the rule in `loops.answer`, which a total score
-alone does not reproduce); `stored_checks`, `dimension_scores` and `answer_of` read them
-apart again.
+(a list of {kind, passed, measured, target, quote}), beside the per-dimension entries;
+`SHRUNK_KEY` marks a rewrite that dropped most of the text it revised, `REJUDGED_KEY` one
+whose first judgement copied its parent's scores (asked again, `loops.assess.judged_alike`)
+and `ANSWER_KEY` the candidate the loop returned (y*, chosen by the rule in `loops.answer`,
+which a total score alone does not reproduce); `stored_checks`, `dimension_scores` and
+`answer_of` read them apart again.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def usage_dict(usage: Usage) -> dict[str, int]:
 CHECKS_KEY = "_checks"
 SHRUNK_KEY = "_shrunk"
 ANSWER_KEY = "_answer"
-RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY)
+REJUDGED_KEY = "_rejudged"
+RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY)
 
 
 def stored_checks(scores: dict[str, Any] | None) -> tuple[CheckOutcome, ...]:
@@ -67,6 +69,8 @@ def candidate_record(c: Candidate, answer: bool = False) -> CandidateRecord:
         scores[CHECKS_KEY] = [o.model_dump(mode="json") for o in c.checks]
     if c.shrunk:
         scores[SHRUNK_KEY] = True
+    if c.rejudged:
+        scores[REJUDGED_KEY] = True
     if answer:
         scores[ANSWER_KEY] = True
     return CandidateRecord(

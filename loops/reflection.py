@@ -14,6 +14,7 @@ from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
 from loops.prompting import Attempt, language_rule, render_history, render_scores, template
 from loops.trace import Reflection, ReflectionItem
+from rubrics.budget import QUOTE, REASON, SENTENCE, fitted
 from rubrics.checklist import Checklist, Dimension, Evaluation, name_key
 from rubrics.checks import CheckOutcome
 from rubrics.evaluate import judge_messages
@@ -46,12 +47,13 @@ class Reflected:
 def item_schema(checklist: Checklist) -> JsonSchema:
     """One reflection item: about a checklist dimension, with one to MAX_ACTIONS actions."""
     return obj({"dimension": one_of([d.name for d in checklist.dimensions]),
-                "evidence": text(EVIDENCE_CHARS), "objective": text(),
-                "actions": array(text(LINE_CHARS, 1), 1, MAX_ACTIONS)})
+                "evidence": text(QUOTE), "objective": text(SENTENCE),
+                "actions": array(text(REASON, 1), 1, MAX_ACTIONS)})
 
 
 def reflection_schema(checklist: Checklist) -> JsonSchema:
-    return obj({"summary": text(), "items": array(item_schema(checklist), 1, MAX_ITEMS)})
+    return obj({"summary": text(SENTENCE),
+                "items": array(item_schema(checklist), 1, MAX_ITEMS)})
 
 
 def to_reflection(out: ReflectionOut, checklist: Checklist) -> Reflection | None:
@@ -121,9 +123,9 @@ async def reflect(backend: Backend, query: Sequence[Message], text: str, checkli
     task = template("reflect").substitute(
         max_items=MAX_ITEMS, language_rule=language_rule(target_text(query)),
         scores=scores, history=render_history(history), text=text)
-    answer = await ask(backend, judge_messages(query, checklist, task), for_schema(params),
-                       ReflectionOut, lambda out: usable(out, checklist), retries=retries,
-                       schema=reflection_schema(checklist))
+    call, schema = fitted(for_schema(params), reflection_schema(checklist))
+    answer = await ask(backend, judge_messages(query, checklist, task), call, ReflectionOut,
+                       lambda out: usable(out, checklist), retries=retries, schema=schema)
     if answer.value is None:
         return Reflected(fallback_reflection(checklist, evaluation), answer.usage, answer.calls,
                          True)
@@ -138,9 +140,12 @@ def usable(out: ReflectionOut, checklist: Checklist) -> Reflection:
     return reflection
 
 
-def assess_messages(query: Sequence[Message], text: str, checklist: Checklist) -> list[Message]:
+def assess_messages(query: Sequence[Message], text: str, checklist: Checklist,
+                    contrast: str = "") -> list[Message]:
     """The joint judge's prompt (same head, same scoring paragraph) with the reflection's
-    instructions added before the text: a fused call shares the evaluation's prefix."""
-    return judge_messages(query, checklist, template("assess").substitute(
+    instructions added before the text: a fused call shares the evaluation's prefix.
+    `contrast` (a re-asked judgement's note on an earlier version) comes last."""
+    task = template("assess").substitute(
         scoring=render("judge_scoring").strip(), max_items=MAX_ITEMS,
-        language_rule=language_rule(target_text(query)), text=text))
+        language_rule=language_rule(target_text(query)), text=text)
+    return judge_messages(query, checklist, f"{task}\n\n{contrast}" if contrast else task)

@@ -27,7 +27,6 @@ from llm.conversation import detect_language, message_text, render_conversation,
 from llm.errors import InvalidRequest
 from llm.schemas import (
     LINE_CHARS,
-    NAME_CHARS,
     array,
     clip,
     distinct_names,
@@ -37,6 +36,7 @@ from llm.schemas import (
 )
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message, Usage
+from rubrics.budget import NAME, REASON, SENTENCE, fitted
 from rubrics.checklist import ANY, Checklist, Limits, name_key
 from rubrics.checks.extract import checks_schema, from_agent, kinds_prompt, merge
 from rubrics.checks.model import Check
@@ -97,12 +97,12 @@ class FusedCoding(AnswerModel):
 
 
 def _candidate_schema() -> JsonSchema:
-    return obj({"name": text(NAME_CHARS, 1), "aspect": one_of(ASPECTS), "reason": text()})
+    return obj({"name": text(NAME, 1), "aspect": one_of(ASPECTS), "reason": text(REASON)})
 
 
 def _rubric_schema(name: JsonSchema) -> JsonSchema:
-    return obj({"name": name, "description": text(), "rationale": text(),
-                "bands": array(text(LINE_CHARS, 1), MIN_BANDS, MAX_BANDS)})
+    return obj({"name": name, "description": text(SENTENCE), "rationale": text(SENTENCE),
+                "bands": array(text(REASON, 1), MIN_BANDS, MAX_BANDS)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +140,8 @@ class _Task:
         return obj({"candidates": array(_candidate_schema(), self.n_min, MAX_CANDIDATES)})
 
     def axial_schema(self, candidates: Sequence[Candidate]) -> JsonSchema:
-        dim = obj({"name": text(NAME_CHARS, 1), "description": text(), "rationale": text(),
+        dim = obj({"name": text(NAME, 1), "description": text(SENTENCE),
+                   "rationale": text(SENTENCE),
                    "merged_from": array(one_of([c.name for c in candidates]), 0, MAX_MERGED)})
         return obj({"dimensions": array(dim, self.n_min, self.n_max)})
 
@@ -151,7 +152,7 @@ class _Task:
 
     def fused_schema(self) -> JsonSchema:
         return obj({"candidates": array(_candidate_schema(), 0, MAX_CANDIDATES),
-                    "dimensions": array(_rubric_schema(text(NAME_CHARS, 1)), self.n_min,
+                    "dimensions": array(_rubric_schema(text(NAME, 1)), self.n_min,
                                         self.n_max),
                     "checks": checks_schema()})
 
@@ -225,24 +226,27 @@ def _dump(items: Sequence[AnswerModel]) -> str:
 
 async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
                        retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
-    opened = await ask(backend, task.prompt("open_coding"), params, OpenCoding,
-                       lambda a: _distinct(a.candidates, task.n_min, "candidates"),
-                       retries=retries, schema=task.open_schema())
+    call, schema = fitted(params, task.open_schema())
+    opened = await ask(backend, task.prompt("open_coding"), call,
+                       OpenCoding, lambda a: _distinct(a.candidates, task.n_min, "candidates"),
+                       retries=retries, schema=schema)
     usage, calls = opened.usage, opened.calls
     if opened.value is None:
         return None, usage, calls, f"open coding: {opened.error}"
+    call, schema = fitted(params, task.axial_schema(opened.value))
     axial = await ask(backend, task.prompt("axial_coding", candidates=_dump(opened.value)),
-                      params, AxialCoding,
+                      call, AxialCoding,
                       lambda a: _distinct(a.dimensions, task.n_min, "dimensions")[:task.n_max],
-                      retries=retries, schema=task.axial_schema(opened.value))
+                      retries=retries, schema=schema)
     usage, calls = usage + axial.usage, calls + axial.calls
     if axial.value is None:
         return None, usage, calls, f"axial coding: {axial.error}"
     dims = axial.value
+    call, schema = fitted(params, task.selective_schema(dims))
     selective = await ask(backend, task.prompt("selective_coding", dimensions=_dump(dims)),
-                          params, SelectiveCoding,
+                          call, SelectiveCoding,
                           lambda a: task.checklist(_matched(dims, a.dimensions), a.checks),
-                          retries=retries, schema=task.selective_schema(dims))
+                          retries=retries, schema=schema)
     usage, calls = usage + selective.usage, calls + selective.calls
     error = None if selective.value else f"selective coding: {selective.error}"
     return selective.value, usage, calls, error
@@ -250,9 +254,10 @@ async def _three_agent(backend: Backend, params: ChatParams, task: _Task,
 
 async def _fused(backend: Backend, params: ChatParams, task: _Task,
                  retries: int) -> tuple[Checklist | None, Usage, int, str | None]:
-    answer = await ask(backend, task.prompt("fused_coding"), params, FusedCoding,
-                       lambda a: task.checklist(a.dimensions, a.checks), retries=retries,
-                       schema=task.fused_schema())
+    call, schema = fitted(params, task.fused_schema())
+    answer = await ask(backend, task.prompt("fused_coding"), call,
+                       FusedCoding, lambda a: task.checklist(a.dimensions, a.checks),
+                       retries=retries, schema=schema)
     error = None if answer.value else f"fused coding: {answer.error}"
     return answer.value, answer.usage, answer.calls, error
 

@@ -31,6 +31,7 @@ from llm.structured import (
     system_user,
 )
 from llm.types import ChatParams, Message, Usage
+from rubrics.budget import QUOTE, fitted
 from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
 from rubrics.evidence import FLAG, quoted, retry_note
 from rubrics.templates import render
@@ -86,9 +87,9 @@ def judge_messages(query_messages: Sequence[Message], checklist: Checklist,
 
 
 def judged_schema(dim: Dimension) -> JsonSchema:
-    """Judged's schema with the score pinned to the dimension's integer scale (the evidence
-    is cut to EVIDENCE_CHARS anyway)."""
-    return obj({"evidence": text(EVIDENCE_CHARS),
+    """Judged's schema with the score pinned to the dimension's integer scale, the evidence
+    a sentence or two (`rubrics.budget.QUOTE`)."""
+    return obj({"evidence": text(QUOTE),
                 "score": integer(dim.scale_min, dim.scale_max)})
 
 
@@ -152,18 +153,24 @@ def flag_unquoted(evaluation: Evaluation, text: str) -> tuple[Evaluation, list[s
     return Evaluation(scores=scores), names
 
 
+def _with(task: str, contrast: str) -> str:
+    return f"{task.rstrip()}\n\n{contrast}" if contrast else task
+
+
 async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist: Checklist,
-                 params: ChatParams, retries: int) -> tuple[dict[str, DimensionScore], Usage, int]:
+                 params: ChatParams, retries: int,
+                 contrast: str = "") -> tuple[dict[str, DimensionScore], Usage, int]:
     pending = list(checklist.dimensions)
     found: dict[str, DimensionScore] = {}
     held: dict[str, DimensionScore] = {}  # scored without a quote, re-asked
     usage, calls = Usage(), 0
-    messages = judge_messages(query, checklist, render(
-        "judge_joint", scoring=render("judge_scoring").strip(), text=text))
+    messages = judge_messages(query, checklist, _with(render(
+        "judge_joint", scoring=render("judge_scoring").strip(), text=text), contrast))
     for _ in range(retries + 1):
         calls += 1
         try:
-            completion = await judge.chat(messages, params, schema=joint_schema(pending))
+            call, schema = fitted(params, joint_schema(pending))
+            completion = await judge.chat(messages, call, schema=schema)
         except UpstreamError:
             continue
         usage += completion.usage
@@ -186,16 +193,17 @@ async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist:
 
 async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
                          checklist: Checklist, params: ChatParams, retries: int,
-                         concurrency: int) -> tuple[dict[str, DimensionScore], Usage, int]:
+                         concurrency: int,
+                         contrast: str = "") -> tuple[dict[str, DimensionScore], Usage, int]:
     semaphore = asyncio.Semaphore(concurrency)
     conversation = render_conversation(query)
 
     async def one(dim: Dimension) -> tuple[DimensionScore | None, Usage, int]:
         # One criterion per call, as WritingBench's judge sees it; the text comes before
         # it, so the calls for one text share everything up to the criterion as a prefix.
-        messages = system_user(render("judge_system"), render(
+        messages = system_user(render("judge_system"), _with(render(
             "judge_dimension", conversation=conversation, text=text,
-            criterion=render_dimension(dim), low=dim.scale_min, high=dim.scale_max))
+            criterion=render_dimension(dim), low=dim.scale_min, high=dim.scale_max), contrast))
         held: list[DimensionScore] = []  # scored without a quote: re-asked once
 
         def accept(judged: Judged) -> DimensionScore:
@@ -208,8 +216,9 @@ async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
             raise AnswerInvalid(retry_note([dim.name]))
 
         async with semaphore:
-            answer = await ask(judge, messages, params, Judged, accept,
-                               retries=retries, schema=judged_schema(dim))
+            call, schema = fitted(params, judged_schema(dim))
+            answer = await ask(judge, messages, call, Judged, accept,
+                               retries=retries, schema=schema)
         value = answer.value if answer.value is not None else (held[0] if held else None)
         return value, answer.usage, answer.calls
 
@@ -228,8 +237,11 @@ async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
 
 async def evaluate(judge_backend: Backend, query_messages: Sequence[Message], text: str,
                    checklist: Checklist, params: ChatParams, *, mode: Mode = "joint",
-                   retries: int = 2, concurrency: int = 8) -> EvaluationResult:
-    """Score `text`, the answer to the last user turn of `query_messages`, on `checklist`."""
+                   retries: int = 2, concurrency: int = 8,
+                   contrast: str = "") -> EvaluationResult:
+    """Score `text`, the answer to the last user turn of `query_messages`, on `checklist`.
+    `contrast`, when given, is added after the task (a judgement asked again with what
+    changed since an earlier version)."""
     if mode not in ("joint", "per_dimension"):
         raise InvalidRequest(f"unknown evaluation mode {mode!r}", param="reflection.evaluation")
     if retries < 0 or concurrency < 1:
@@ -237,10 +249,11 @@ async def evaluate(judge_backend: Backend, query_messages: Sequence[Message], te
     params = for_schema(params)
     if mode == "joint":
         found, usage, calls = await _joint(judge_backend, query_messages, text, checklist,
-                                           params, retries)
+                                           params, retries, contrast)
     else:
         found, usage, calls = await _per_dimension(judge_backend, query_messages, text,
-                                                   checklist, params, retries, concurrency)
+                                                   checklist, params, retries, concurrency,
+                                                   contrast)
     scores = tuple(found.get(d.name) or d.scored(d.scale_min) for d in checklist.dimensions)
     evaluation = Evaluation(scores=scores)
     degraded = len(found) < len(checklist.dimensions)

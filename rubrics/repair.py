@@ -202,6 +202,11 @@ def _level_text(k: int, count: int, focus: str) -> str:
     return f"The response {level}: {focus[:1].lower()}{focus[1:]}."
 
 
+def level_band(text: str) -> bool:
+    """Whether a band is one `specific_bands` wrote (the agent's band was generic)."""
+    return any(text.startswith(f"The response {level}: ") for level in _LEVELS)
+
+
 def prompt_runs(*texts: str) -> frozenset[tuple[str, ...]]:
     """Every run of `SHINGLE_WORDS` words in `texts` (the prompts the coding agents saw)."""
     runs: set[tuple[str, ...]] = set()
