@@ -131,11 +131,33 @@ def dataset_dir(tmp_path_factory: pytest.TempPathFactory, recorded: dict[str, An
     return out
 
 
-# Short writing prompts SmolLM2 answers in the real-model tests: one loop each, one round, the
-# generic pack's checklist (generating one costs a 135M model on a CPU minutes per prompt).
-REAL_PROMPTS = PROMPTS[:4]
-REAL_REFLECTION = {"max_rounds": 1, "memory": False, "checklist": "generic:general-en"}
-REAL_CALL_TOKENS = 128  # the cap on each judge call of the loop and of GSPO's reward
+# Short writing prompts SmolLM2 answers in the real-model tests: one loop each, one round, on a
+# small checklist the request carries (generating one costs a 135M model on a CPU minutes per
+# prompt, and every judge call reads the whole checklist: three dimensions of three bands keep
+# the evaluation prompt near 500 tokens).
+REAL_PROMPTS = PROMPTS[:3]
+
+
+def _dimension(name: str, description: str, low: str, mid: str, high: str) -> dict[str, Any]:
+    return {"name": name, "description": description,
+            "bands": [{"low": 1, "high": 4, "description": low},
+                      {"low": 5, "high": 7, "description": mid},
+                      {"low": 8, "high": 10, "description": high}]}
+
+
+REAL_CHECKLIST = {"dimensions": [
+    _dimension("Task fulfilment", "Does the text do what the request asks?",
+               "Answers a different request.", "Does part of what was asked.",
+               "Does everything that was asked."),
+    _dimension("Clarity", "Can a reader follow the text easily?",
+               "Hard to follow or repetitive.", "Mostly clear, with some repetition.",
+               "Clear and well ordered throughout."),
+    _dimension("Tone", "Does the tone suit the reader and the purpose?",
+               "Wrong tone for the reader.", "Tone mostly fits.",
+               "Tone fits the reader and purpose exactly."),
+]}
+REAL_REFLECTION = {"max_rounds": 1, "memory": False, "checklist": REAL_CHECKLIST}
+REAL_CALL_TOKENS = 96  # the cap on each judge call of the loop and of GSPO's reward
 REAL_ANSWER_TOKENS = 48
 
 
@@ -163,11 +185,11 @@ def smollm2_recorded(smollm2_server: RedraftOnModel) -> list[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def smollm2_dataset(smollm2_server: RedraftOnModel, smollm2_recorded: list[dict[str, Any]],
                     smollm2_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`export` of the loops SmolLM2 recorded (one prompt in four held out)."""
+    """`export` of the loops SmolLM2 recorded (one prompt held out)."""
     from training.distill import main
 
     out = tmp_path_factory.mktemp("smollm2-export") / "data"
     assert main(["export", "--database", smollm2_server.database_url, "--out", str(out),
-                 "--holdout", "0.25", "--tokenizer", str(smollm2_dir),
+                 "--holdout", "0.3", "--tokenizer", str(smollm2_dir),
                  "--max-prompt-tokens", "96"]) == 0
     return out
