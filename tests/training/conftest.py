@@ -1,8 +1,9 @@
 """Trainer fixtures: a tiny random Qwen2 model, the fake writer upstream (also the judge), and
-loops recorded by the real app against it.
+loops recorded by the real app against it; and for the real-model tests, redraft serving
+SmolLM2 in a subprocess, the loops it recorded and their export.
 
-Session-scoped: the model is built once and the loops recorded once; tests that write take
-their own output directories.
+Session-scoped: the models are built or started once and the loops recorded once; tests that
+write take their own output directories.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ pytest.importorskip("trl")
 
 from bench.fakes.tiny_model import build_tiny_model  # noqa: E402
 from bench.fakes.upstream import FakeUpstream, run_in_thread  # noqa: E402
+from tests.training.real_server import RedraftOnModel  # noqa: E402
 
 PROMPTS = [
     "Write a short note inviting the team to a picnic on Friday.",
@@ -126,4 +128,68 @@ def dataset_dir(tmp_path_factory: pytest.TempPathFactory, recorded: dict[str, An
                  "--namespace", "team-a", "--holdout", "0.2", "--tokenizer", str(tiny_model_dir),
                  "--max-prompt-tokens", "96"])
     assert code == 0
+    return out
+
+
+# Short writing prompts SmolLM2 answers in the real-model tests: one loop each, one round, on a
+# small checklist the request carries (generating one costs a 135M model on a CPU minutes per
+# prompt, and every judge call reads the whole checklist: three dimensions of three bands keep
+# the evaluation prompt near 500 tokens).
+REAL_PROMPTS = PROMPTS[:3]
+
+
+def _dimension(name: str, description: str, low: str, mid: str, high: str) -> dict[str, Any]:
+    return {"name": name, "description": description,
+            "bands": [{"low": 1, "high": 4, "description": low},
+                      {"low": 5, "high": 7, "description": mid},
+                      {"low": 8, "high": 10, "description": high}]}
+
+
+REAL_CHECKLIST = {"dimensions": [
+    _dimension("Task fulfilment", "Does the text do what the request asks?",
+               "Answers a different request.", "Does part of what was asked.",
+               "Does everything that was asked."),
+    _dimension("Clarity", "Can a reader follow the text easily?",
+               "Hard to follow or repetitive.", "Mostly clear, with some repetition.",
+               "Clear and well ordered throughout."),
+    _dimension("Tone", "Does the tone suit the reader and the purpose?",
+               "Wrong tone for the reader.", "Tone mostly fits.",
+               "Tone fits the reader and purpose exactly."),
+]}
+REAL_REFLECTION = {"max_rounds": 1, "memory": False, "checklist": REAL_CHECKLIST}
+REAL_CALL_TOKENS = 96  # the cap on each judge call of the loop and of GSPO's reward
+REAL_ANSWER_TOKENS = 48
+
+
+@pytest.fixture(scope="session")
+def smollm2_server(smollm2_dir: Path,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedraftOnModel]:
+    """`redraft serve` on SmolLM2 (local backend, memory off) in a subprocess on a free port."""
+    server = RedraftOnModel(smollm2_dir, tmp_path_factory.mktemp("smollm2-server"),
+                            call_tokens=REAL_CALL_TOKENS)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def smollm2_recorded(smollm2_server: RedraftOnModel) -> list[dict[str, Any]]:
+    """The `reflection` object of each answer SmolLM2 gave through the loop: draft, judge,
+    reflect and rewrite all by SmolLM2, each loop recorded in the server's SQLite store."""
+    return [smollm2_server.chat(p, max_tokens=REAL_ANSWER_TOKENS,
+                                reflection=REAL_REFLECTION)["reflection"]
+            for p in REAL_PROMPTS]
+
+
+@pytest.fixture(scope="session")
+def smollm2_dataset(smollm2_server: RedraftOnModel, smollm2_recorded: list[dict[str, Any]],
+                    smollm2_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`export` of the loops SmolLM2 recorded (one prompt held out)."""
+    from training.distill import main
+
+    out = tmp_path_factory.mktemp("smollm2-export") / "data"
+    assert main(["export", "--database", smollm2_server.database_url, "--out", str(out),
+                 "--holdout", "0.3", "--tokenizer", str(smollm2_dir),
+                 "--max-prompt-tokens", "96"]) == 0
     return out
