@@ -158,7 +158,7 @@ REAL_CHECKLIST = {"dimensions": [
 ]}
 REAL_REFLECTION = {"max_rounds": 1, "memory": False, "checklist": REAL_CHECKLIST}
 REAL_CALL_TOKENS = 96  # the cap on each judge call of the loop and of GSPO's reward
-REAL_ANSWER_TOKENS = 48
+REAL_ANSWER_TOKENS = 32
 
 
 @pytest.fixture(scope="session")

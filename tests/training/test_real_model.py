@@ -54,7 +54,7 @@ def test_smollm2_records_its_own_loops_and_export_keeps_them(smollm2_recorded,
 def sft_out(smollm2_dataset, tmp_path_factory, smollm2_dir) -> Path:
     out = tmp_path_factory.mktemp("real") / "sft"
     assert main(["sft", "--data", str(smollm2_dataset), "--model", str(smollm2_dir),
-                 "--out", str(out), "--max-steps", "4", "--batch-size", "2",
+                 "--out", str(out), "--max-steps", "3", "--batch-size", "2",
                  "--learning-rate", "1e-4", "--max-length", "256", "--warmup-ratio", "0"]) == 0
     return out
 
