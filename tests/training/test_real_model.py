@@ -39,11 +39,16 @@ def summary(out: Path) -> dict[str, Any]:
 def test_smollm2_records_its_own_loops_and_export_keeps_them(smollm2_recorded,
                                                              smollm2_dataset):
     assert len(smollm2_recorded) == len(REAL_PROMPTS)
-    assert all(r["loop_id"] and r["rounds"] == 1 for r in smollm2_recorded), smollm2_recorded
+    assert all(r["loop_id"] for r in smollm2_recorded), smollm2_recorded
     degraded = sum(r["stop_reason"] == "degraded" for r in smollm2_recorded)
-    # SmolLM2 judged every kept loop twice and rewrote its draft once.
-    assert all(r["usage"]["evaluate"]["calls"] >= 2 and r["usage"]["rewrite"]["calls"] == 1
-               for r in smollm2_recorded if r["stop_reason"] != "degraded"), smollm2_recorded
+    for r in smollm2_recorded:
+        if r["stop_reason"] == "degraded":
+            continue
+        # every candidate judged, one rewrite per round, and one round unless the draft
+        # already reached the threshold
+        calls = {stage: u["calls"] for stage, u in r["usage"].items()}
+        assert calls["evaluate"] >= r["rounds"] + 1 and calls["rewrite"] == r["rounds"], r
+        assert r["rounds"] == 1 or r["stop_reason"] == "threshold", r
     counts = json.loads((smollm2_dataset / "manifest.json").read_text())["counts"]
     assert counts["loops_read"] == len(REAL_PROMPTS)
     assert counts["left_out"]["degraded"] == degraded
