@@ -46,9 +46,17 @@ from llm.openai.dialects import (
     dialect,
     engine_of,
     loosen,
-    probe_passed,
     shape,
     size_bound,
+)
+from llm.openai.wire import (
+    SSEParser,
+    chunk_choice,
+    completion_of,
+    conformed,
+    loads_event,
+    probe_outcome,
+    usage_of,
 )
 from llm.retry import (
     backoff_delay,
@@ -57,8 +65,7 @@ from llm.retry import (
     is_retryable_status,
     retry_after_seconds,
 )
-from llm.structured import AnswerInvalid, conform_text, parse_json
-from llm.types import ChatParams, Choice, Chunk, ChunkChoice, Completion, Message, Usage
+from llm.types import ChatParams, Chunk, Completion, Message, Usage
 
 log = logging.getLogger("llm.openai")
 
@@ -72,9 +79,6 @@ _KINDS: dict[type, str] = {
     RateLimited: "rate_limited", NotFound: "not_found", InvalidRequest: "invalid_request",
     PayloadTooLarge: "invalid_request",
 }
-# Answers to a probe that say nothing about the form: the upstream is down, unauthorised,
-# busy or loading (llama-server answers 503 while it loads the model).
-_NOT_A_REFUSAL = frozenset({401, 403, 404, 408, 429, 502, 503, 504})
 _REDECIDE_SECONDS = 5.0  # an undecided dialect is probed again at most this often
 
 
@@ -183,13 +187,13 @@ class OpenAIBackend:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 raise UpstreamError("the upstream sent malformed JSON") from None
-            completion = _completion(obj, params.model or self.model)
+            completion = completion_of(obj, params.model or self.model)
         except BaseException as exc:
             self._record(started, exc, None)
             raise
         self._record(started, None, completion.usage)
         if loosened and schema is not None:
-            completion = _conformed(completion, schema)
+            completion = conformed(completion, schema)
         return completion
 
     async def stream(self, messages: Sequence[Message], params: ChatParams,
@@ -203,7 +207,7 @@ class OpenAIBackend:
         try:
             upstream, resp, _ = await self._post(payload, read_body=False)
             try:
-                parser = _SSEParser()
+                parser = SSEParser()
                 model, chunk_id, deltas, done = None, None, 0, False
                 try:
                     async for data in resp.content.iter_any():
@@ -211,16 +215,16 @@ class OpenAIBackend:
                             if event == b"[DONE]":
                                 done = True
                                 break
-                            obj = _loads_event(event)
+                            obj = loads_event(event)
                             if "error" in obj:
                                 raise error_from_event(obj)
                             if obj.get("usage"):
-                                usage = _usage(obj["usage"])
+                                usage = usage_of(obj["usage"])
                             choices = obj.get("choices")
                             if choices:
                                 model, chunk_id = obj.get("model"), obj.get("id")
                                 deltas += 1
-                                yield Chunk(tuple(map(_chunk_choice, choices)), None, model,
+                                yield Chunk(tuple(map(chunk_choice, choices)), None, model,
                                             chunk_id)
                         if done:
                             break
@@ -402,15 +406,7 @@ class OpenAIBackend:
                 status = resp.status
         except (aiohttp.ClientError, TimeoutError) as exc:
             return f"no answer ({type(exc).__name__})"
-        if status in _NOT_A_REFUSAL:
-            return f"no answer (HTTP {status})"
-        if status != 200:
-            return f"refused (HTTP {status})"
-        try:
-            value = parse_json(_completion(orjson.loads(raw), self.model).text)
-        except (orjson.JSONDecodeError, RedraftError, AnswerInvalid):
-            return "ignored (the answer is not JSON)"
-        return "ok" if probe_passed(value) else "ignored (the answer breaks the schema)"
+        return probe_outcome(status, raw, self.model)
 
     async def _post(self, payload: bytes, *, read_body: bool,
                     ) -> tuple[Upstream, aiohttp.ClientResponse, bytes]:
@@ -498,78 +494,3 @@ class OpenAIBackend:
 
 
 _DEFAULT_DIALECT = dialect("json_schema")
-
-
-def _conformed(completion: Completion, schema: JsonSchema) -> Completion:
-    choices = tuple(c if c.text is None else Choice(c.index, conform_text(c.text, schema),
-                                                    c.finish_reason, c.tool_calls, c.logprobs,
-                                                    c.refusal)
-                    for c in completion.choices)
-    return Completion(choices, completion.usage, completion.model, completion.id,
-                      completion.created, completion.system_fingerprint)
-
-
-class _SSEParser:
-    """Incremental server-sent events: bytes in, complete `data` payloads out."""
-
-    __slots__ = ("_buffer", "_data")
-
-    def __init__(self) -> None:
-        self._buffer = b""
-        self._data: list[bytes] = []
-
-    def feed(self, piece: bytes) -> list[bytes]:
-        lines = (self._buffer + piece).split(b"\n") if self._buffer else piece.split(b"\n")
-        self._buffer = lines.pop()
-        events = []
-        for line in lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if not line:
-                if self._data:
-                    events.append(self._data[0] if len(self._data) == 1
-                                  else b"\n".join(self._data))
-                    self._data = []
-            elif line.startswith(b"data:"):
-                self._data.append(line[6:] if line[5:6] == b" " else line[5:])
-        return events
-
-
-def _loads_event(event: bytes) -> dict[str, Any]:
-    try:
-        obj = orjson.loads(event)
-    except orjson.JSONDecodeError:
-        raise UpstreamError("the upstream sent a malformed stream event") from None
-    if not isinstance(obj, dict):
-        raise UpstreamError("the upstream sent a malformed stream event")
-    return obj
-
-
-def _usage(obj: Any) -> Usage:
-    return Usage(int(obj.get("prompt_tokens") or 0), int(obj.get("completion_tokens") or 0))
-
-
-def _chunk_choice(c: dict[str, Any]) -> ChunkChoice:
-    delta = c.get("delta") or {}
-    return ChunkChoice(c.get("index", 0), delta.get("content"), delta.get("role"),
-                       delta.get("tool_calls"), c.get("finish_reason"), c.get("logprobs"),
-                       delta.get("refusal"))
-
-
-def _completion(obj: Any, model: str) -> Completion:
-    if isinstance(obj, dict) and "error" in obj:
-        raise error_from_event(obj)
-    if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
-        raise UpstreamError("the upstream answer has no choices")
-    try:
-        choices = tuple(
-            Choice(c.get("index", i), (c.get("message") or {}).get("content"),
-                   c.get("finish_reason"), (c.get("message") or {}).get("tool_calls"),
-                   c.get("logprobs"), (c.get("message") or {}).get("refusal"))
-            for i, c in enumerate(obj["choices"])
-        )
-        usage = _usage(obj.get("usage") or {})
-    except (AttributeError, TypeError, ValueError):
-        raise UpstreamError("the upstream answer is malformed") from None
-    return Completion(choices, usage, obj.get("model") or model, obj.get("id"),
-                      obj.get("created"), obj.get("system_fingerprint"))

@@ -11,7 +11,8 @@ import pytest
 from bench.fakes.upstream import FakeUpstream, run_in_thread
 from llm.base import Backend, schema_response_format
 from llm.errors import UpstreamError
-from llm.openai import OpenAIBackend, _SSEParser
+from llm.openai import OpenAIBackend
+from llm.openai.wire import SSEParser
 from llm.types import ChatParams, Usage
 
 USER = [{"role": "system", "content": "Be brief."},
@@ -209,7 +210,7 @@ async def test_on_call_hook_sees_duration_and_usage(fake: FakeUpstream) -> None:
 def test_sse_parser_reassembles_events_split_anywhere(cut: int) -> None:
     stream = (b": comment\r\ndata: {\"a\": 1}\r\n\r\nevent: x\ndata: line1\ndata: line2\n\n"
               b"data:[DONE]\n\n")
-    parser = _SSEParser()
+    parser = SSEParser()
     events = []
     for i in range(0, len(stream), cut):
         events += parser.feed(stream[i:i + cut])
