@@ -229,6 +229,8 @@ class ProcessSupervisor:
             assert self._child is not None and self._transport is not None
             began = time.monotonic()
             await asyncio.shield(self._child.exited)  # cancelling us must not cancel it
+            if self.state == "closed":
+                return
             if time.monotonic() - began >= self.stable_after:
                 delay = self.restart_delay
             self.state = "restarting"
@@ -240,6 +242,10 @@ class ProcessSupervisor:
             )
             while True:
                 await self._sleep(delay)
+                # Closing cancels this task; Python 3.11's wait_for can swallow that
+                # cancellation when a probe finishes at the same moment, so look as well.
+                if self.state == "closed":
+                    return
                 delay = min(max(delay * 2, 0.1), self.max_restart_delay)
                 self.restarts += 1
                 try:
@@ -248,6 +254,8 @@ class ProcessSupervisor:
                 except StartupFailed as exc:
                     await self._stop_current()
                     self.log.error("%s: restart %d failed: %s", self.name, self.restarts, exc)
+            if self.state == "closed":
+                return
             self.state = "ready"
 
     async def _stop_current(self) -> None:
