@@ -30,3 +30,11 @@ def test_prints_one_json_line_with_agent_figures(capsys):
     assert report["queries"] >= 60 and set(report["prepass"]) == {"all", "en", "zh"}
     assert report["agent"]["all"]["queries"] == 3
     assert set(report["agent"]["added_by_agent"]) >= {"recall", "precision"}
+
+
+def test_reports_the_held_out_queries_next_to_the_development_ones(capsys):
+    main([])
+    report = json.loads(capsys.readouterr().out)
+    assert report["heldout"]["queries"] >= 30
+    assert set(report["heldout"]["prepass"]) == {"all", "en", "zh"}
+    assert "agent" not in report
