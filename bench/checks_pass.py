@@ -91,7 +91,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "seconds": round(statistics.mean(r["seconds"] for r in rows), 2),
     }
     if "draft_passed" in rows[0]:
-        pairs = [(d, a) for r in rows for d, a in zip(r["draft_passed"], r["passed"])]
+        pairs = [(d, a) for r in rows for d, a in
+                 zip(r["draft_passed"], r["passed"], strict=True)]
         out.update(
             draft_prompt_pass_rate=round(sum(all(r["draft_passed"]) for r in rows)
                                          / len(rows), 4),

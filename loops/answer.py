@@ -140,6 +140,26 @@ def _prompt_shingles() -> frozenset[tuple[str, ...]]:
     return frozenset(grams)
 
 
+# A text stuck repeating itself ("It is a task. It is a task. ..." until the token limit, as
+# a small model does) reads as broken whatever score a judge gives it: most of its runs of
+# LOOP_NGRAM words (or CJK characters) are repeats.
+LOOP_NGRAM = 6
+LOOP_MIN_TOKENS = 40
+LOOP_DISTINCT = 0.5
+_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def looping(text: str) -> bool:
+    """Does the text loop on itself: of its runs of LOOP_NGRAM tokens, under LOOP_DISTINCT
+    are distinct (texts under LOOP_MIN_TOKENS tokens never loop). A refrain or a repeated
+    heading stays far above that share; a model repeating one sentence falls far below."""
+    tokens = _TOKEN.findall(text.lower())
+    if len(tokens) < LOOP_MIN_TOKENS:
+        return False
+    grams = [tuple(tokens[i:i + LOOP_NGRAM]) for i in range(len(tokens) - LOOP_NGRAM + 1)]
+    return len(set(grams)) < LOOP_DISTINCT * len(grams)
+
+
 # -- selection: which candidate is y*, and when the loop may stop ---------------------------
 #
 # rank(c) = content(c) + CHECK_WEIGHT x pass_rate(c)      for an ordinary candidate
@@ -155,7 +175,9 @@ def _prompt_shingles() -> frozenset[tuple[str, ...]]:
 # end the loop at the threshold either, and the next round revises the text it shrank, not
 # it. Ranks are compared with the scaffolding rule first (a text repeating the loop's
 # machinery loses to any that does not), the earliest candidate wins an exact tie, and an
-# unevaluated candidate never wins over an evaluated one.
+# unevaluated candidate never wins over an evaluated one. A text that loops on itself
+# (`looping`) counts as unclean like one repeating scaffolding: it loses to any text that
+# does not, and the loop never stops on it.
 #
 # The loop stops at the threshold only on a y* whose content reaches tau, that passes every
 # check and that is not a shrunk rewrite (`finished`).
@@ -175,7 +197,7 @@ _SHORTER = re.compile(
 class Rank:
     """A candidate's place in the selection order (see the rule above)."""
 
-    clean: bool       # repeats none of the loop's scaffolding
+    clean: bool       # repeats none of the loop's scaffolding and does not loop on itself
     value: float      # content + check bonus, or content - shrink penalty
 
     @property
@@ -187,9 +209,10 @@ def rank(cand: Candidate) -> Rank | None:
     """None for a candidate that was never evaluated."""
     if cand.score is None:
         return None
+    clean = not cand.scaffolding and not cand.looping
     if cand.shrunk:
-        return Rank(not cand.scaffolding, cand.score - SHRINK_PENALTY)
-    return Rank(not cand.scaffolding, cand.score + CHECK_WEIGHT * pass_rate(cand.checks))
+        return Rank(clean, cand.score - SHRINK_PENALTY)
+    return Rank(clean, cand.score + CHECK_WEIGHT * pass_rate(cand.checks))
 
 
 def best(candidates: Sequence[Candidate]) -> Candidate:
@@ -204,10 +227,11 @@ def best(candidates: Sequence[Candidate]) -> Candidate:
 
 
 def finished(cand: Candidate, threshold: float) -> bool:
-    """May the loop stop at tau on this text: content reaches tau, every check passes, and it
-    is not a shrunk rewrite that has still to earn its scores."""
+    """May the loop stop at tau on this text: content reaches tau, every check passes, it
+    does not loop on itself, and it is not a shrunk rewrite that has still to earn its
+    scores."""
     return (cand.score is not None and cand.score >= threshold and not cand.shrunk
-            and all(o.passed for o in cand.checks))
+            and not cand.looping and all(o.passed for o in cand.checks))
 
 
 def asks_shorter(request: str, checks: Iterable[Check], words: int) -> bool:

@@ -27,7 +27,7 @@ from llm.conversation import target_text
 from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.answer import best as _best
-from loops.answer import finished, scaffolding, shrank
+from loops.answer import finished, looping, scaffolding, shrank
 from loops.assess import Assessment, Assessor, contrast_note, judged_alike
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.holistic import RESOLVED as HOLISTIC
@@ -323,7 +323,8 @@ class ReflectionLoop:
             target_text(run.query), run.checks)
         position = len(run.candidates) if slot is None else slot  # type: ignore[arg-type]
         cand = replace(cand, position=position, evaluation=a.evaluation, score=score,
-                       critique=a.critique, checks=checks, shrunk=shrunk, rejudged=rejudged)
+                       critique=a.critique, checks=checks, shrunk=shrunk, rejudged=rejudged,
+                       looping=looping(cand.text))
         if slot is None:
             run.candidates.append(cand)  # type: ignore[union-attr]
         else:

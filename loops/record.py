@@ -30,7 +30,8 @@ CHECKS_KEY = "_checks"
 SHRUNK_KEY = "_shrunk"
 ANSWER_KEY = "_answer"
 REJUDGED_KEY = "_rejudged"
-RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY)
+LOOPING_KEY = "_looping"
+RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY, LOOPING_KEY)
 
 
 def stored_checks(scores: dict[str, Any] | None) -> tuple[CheckOutcome, ...]:
@@ -71,6 +72,8 @@ def candidate_record(c: Candidate, answer: bool = False) -> CandidateRecord:
         scores[SHRUNK_KEY] = True
     if c.rejudged:
         scores[REJUDGED_KEY] = True
+    if c.looping:
+        scores[LOOPING_KEY] = True
     if answer:
         scores[ANSWER_KEY] = True
     return CandidateRecord(

@@ -54,6 +54,7 @@ class Candidate:
     scaffolding: tuple[str, ...] = ()      # loop machinery the text repeats (loops.answer)
     checks: tuple[CheckOutcome, ...] = ()  # the checklist's checks run on the text, in order
     shrunk: bool = False                   # a rewrite that dropped most of the text it revised
+    looping: bool = False                  # the text repeats itself (loops.answer.looping)
     # The judge first gave this revision its parent's scores on every dimension although the
     # texts differ substantially; the evaluation kept is the one asked again with the
     # difference shown (loops.assess.judged_alike).

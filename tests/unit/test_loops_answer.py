@@ -14,9 +14,10 @@ import pytest
 
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
-from loops.answer import clean_answer, scaffolding
+from loops.answer import clean_answer, looping, scaffolding
 from loops.options import LoopOptions
 from loops.prompting import render_history
+from loops.record import LOOPING_KEY, to_record
 from loops.rewrite import render_reflection
 from loops.trace import Reflection, ReflectionItem
 from tests.unit.test_loops_controller import QUERY, World, make_loop
@@ -129,3 +130,36 @@ def test_the_loops_first_draft_is_the_direct_answer_to_the_same_request() -> Non
     assert draft.kind == "draft" and draft.text == direct.text
     assert world.writer.calls[0].messages == world.writer.calls[1].messages
     assert world.writer.calls[0].params == world.writer.calls[1].params
+
+
+_LOOP = ("The task goal is a task. " + "It is a task. " * 40).strip()
+_DRAFT = ("1. **Health**: walking strengthens the heart and lungs.\n"
+          "2. **Mood**: a daily walk lifts the mood and eases stress.\n"
+          "3. **Community**: walking puts you among neighbours and local shops, "
+          "which makes a street feel like home and keeps you in touch with the town.")
+
+
+@pytest.mark.parametrize(("text", "loops"), [
+    (_LOOP, True),                                               # SmolLM2's rewrite, verbatim
+    ("春天来了，花开了，鸟儿在树上唱歌。" * 10, True),
+    (_DRAFT, False),
+    ("Row, row, row your boat, gently down the stream. Merrily, merrily, merrily, merrily, "
+     "life is but a dream. " * 2, False),                        # a refrain sung twice
+    ("It is a task. " * 5, False),                               # too short to tell
+    ("春天来了，花开了，鸟儿在树上唱歌。小河里的冰融化了，孩子们在田野里放风筝，"
+     "农民伯伯开始播种，到处都是一片生机勃勃的景象。", False),
+])
+def test_looping_finds_a_text_stuck_repeating_itself(text: str, loops: bool) -> None:
+    assert looping(text) is loops
+
+
+def test_a_rewrite_looping_on_itself_loses_to_the_draft_and_never_ends_the_loop() -> None:
+    from tests.unit.test_loops_checks import Script
+
+    trace = Script([_DRAFT, _LOOP, _LOOP], {_DRAFT: 5, _LOOP: 10}).run((), max_rounds=2,
+                                                                        threshold=0.9)
+    assert [c.looping for c in trace.candidates] == [False, True, True]
+    assert trace.stop_reason == "max_rounds"  # 10/10 on a looping text does not reach tau
+    assert trace.answer.text == _DRAFT
+    record = to_record(trace, namespace="d", request={}, model="m", backend="b")
+    assert [bool(c.scores.get(LOOPING_KEY)) for c in record.candidates] == [False, True, True]
