@@ -26,6 +26,7 @@ from rubrics.checks.phrasings import (
     EACH_ZH_AFTER,
     EACH_ZH_BEFORE,
     LIST_ITEM_PAREN,
+    PART_OF,
     RULES,
 )
 
@@ -83,6 +84,14 @@ def _is_count(check: Check) -> bool:
     return "relation" in check.params
 
 
+def _without_misreadings(checks: list[Check]) -> list[Check]:
+    """The checks less those read from words a longer check of a kind `PART_OF` names reads
+    otherwise (an all-capitals response inside a count of capitalised words)."""
+    return [c for c in checks if not any(
+        other.kind in PART_OF.get(c.kind, ()) and c.quote in other.quote
+        and c.quote != other.quote for other in checks)]
+
+
 def prepass(request: str) -> tuple[Check, ...]:
     """The checks the request's own words state, first occurrence of each requirement kept,
     in the order they appear. A match inside a longer one of the same kind, or of any count
@@ -107,6 +116,7 @@ def prepass(request: str) -> tuple[Check, ...]:
         mark = divider.group(1) or divider.group(2)
         checks = [c.model_copy(update={"params": {**c.params, "divider": mark}})
                   if c.kind == "paragraph_count" else c for c in checks]
+    checks = _without_misreadings(checks)
     marked = {(c.params["relation"], c.params["n"]) for c in checks
               if c.kind == "section_count" and c.params["marker"]}
     return tuple(c for c in checks if not (
