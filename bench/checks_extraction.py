@@ -6,7 +6,8 @@ nullable params (`Check.key()`); each label matches at most one found check. Rec
 matched labels / labels, precision matched found / found, micro-averaged over queries, overall
 and per language. For the agents, what is scored is what a checklist carries (the pre-pass
 merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
-agent's own additions alone. Prints one JSON line.
+agent's own additions alone. `short` scores the pre-pass on the short instruction-following
+requests of `verifiable_short.jsonl` as well, whatever --data names. Prints one JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
         [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]]
@@ -26,6 +27,7 @@ from rubrics.checks.prepass import prepass
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checks" / \
     "writingbench_checks.jsonl"
+SHORT = DATA.parent / "verifiable_short.jsonl"
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -54,6 +56,11 @@ def score(rows: Sequence[dict[str, Any]],
                     "precision": round(m / g, 3) if g else 1.0,
                     "matched": m, "labels": w, "found": g, "queries": q}
             for group, (m, w, g, q) in tallies.items()}
+
+
+def prepass_figures(path: Path) -> dict[str, Any]:
+    """The pre-pass scored on another labelled file, reported next to the --data figures."""
+    return score(load(path), lambda row: prepass(row["query"]))
 
 
 async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str,
@@ -89,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         "bench": "checks_extraction", "data": str(args.data.name), "queries": len(rows),
         "match": "kind and params equal (Check.key); each label matched once",
         "prepass": score(rows, lambda row: prepass(row["query"])),
+        "short": prepass_figures(SHORT),
     }
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
