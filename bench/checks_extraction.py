@@ -6,10 +6,13 @@ nullable params (`Check.key()`); each label matches at most one found check. Rec
 matched labels / labels, precision matched found / found, micro-averaged over queries, overall
 and per language. For the agents, what is scored is what a checklist carries (the pre-pass
 merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
-agent's own additions alone. `short` scores the pre-pass on the short instruction-following
-requests of `verifiable_short.jsonl` as well, whatever --data names. Prints one JSON line.
+agent's own additions alone. `prepass` is scored on the development file the rules were
+corrected on, `heldout` on queries labelled before the pre-pass ever ran on them (see
+tests/data/checks/SOURCE.md), `short` on the short instruction-following requests of
+`verifiable_short.jsonl`, whatever --data names. Prints one JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
+        [--heldout tests/data/checks/writingbench_checks_heldout.jsonl]
         [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]]
 """
 
@@ -27,6 +30,7 @@ from rubrics.checks.prepass import prepass
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checks" / \
     "writingbench_checks.jsonl"
+HELDOUT = DATA.with_name("writingbench_checks_heldout.jsonl")
 SHORT = DATA.parent / "verifiable_short.jsonl"
 
 
@@ -86,6 +90,8 @@ async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str,
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--heldout", type=Path, default=HELDOUT,
+                   help="labelled queries the pre-pass was never corrected on")
     p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
@@ -98,6 +104,10 @@ def main(argv: list[str] | None = None) -> None:
         "prepass": score(rows, lambda row: prepass(row["query"])),
         "short": prepass_figures(SHORT),
     }
+    if args.heldout.is_file():
+        held = load(args.heldout)
+        report["heldout"] = {"data": args.heldout.name, "queries": len(held),
+                             "prepass": score(held, lambda row: prepass(row["query"]))}
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
         found = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model, args.mode))

@@ -9,6 +9,15 @@ Rules the labels of `tests/data/checks/` follow too:
 - "more than / over / exceeding N" and "超过N字" are `at least N+1`; "less than / under N"
   and "少于N字" are `at most N-1`; "no more than / within / up to N" is `at most N`;
 - a length per item ("800 words each", "每段100字") is not a whole-response count: skipped;
+- nor is a length or count of parts stated for one named part: on a labelled line
+  ("- 标题：20字以内"), in parentheses after a part's name ("引言（300字）、主要事迹（2000字
+  左右）", "- Main slogan (10-15 words)"), or in the first clause of a numbered item of a list
+  of contents ("包含以下内容：1) 活动规划需包含……四大板块"); unless the label or name is the
+  length, the requirements or the body, or the length is said to be the total;
+- when the request asks for several texts ("撰写20条用户评价", "Write 5 reviews"), a length
+  not said to be the total is each text's: skipped;
+- N parts with introductory and concluding sections asked for besides them (in another
+  sentence) leave the total unclear: no section count;
 - a count of Chinese characters (N字) is `char_count`; a count of words is `word_count`.
 """
 
@@ -20,33 +29,155 @@ from collections.abc import Iterator
 
 from rubrics.checks.base import ParamsInvalid
 from rubrics.checks.model import Check
+from rubrics.checks.numbers import to_int
 from rubrics.checks.phrasings import (
+    CLAUSE_BREAK,
+    CONTENTS_INTRO,
+    CONTENTS_REACH,
     EACH_AFTER,
     EACH_BEFORE,
     EACH_ZH_AFTER,
     EACH_ZH_BEFORE,
-    LIST_ITEM_PAREN,
+    INTRO_OUTRO,
+    ITEMS_EN,
+    ITEMS_ZH,
+    LINE_LABEL,
+    LIST_MARKER,
+    NAME_SEPARATOR,
+    NUMBERED_ITEM,
     PART_OF,
+    PART_UNITS,
     RULES,
+    SENTENCE_END,
+    TOTAL,
+    WHOLE_LABEL,
+    WRITE_VERB,
 )
+
+LENGTH_KINDS = frozenset({"word_count", "char_count"})
+# the kinds a length or a count of parts stated for one named part would wrongly give
+PART_KINDS = LENGTH_KINDS | {"paragraph_count", "section_count", "sentence_count",
+                             "bullet_count", "heading_count"}
+# how far inside a parenthesis a length may start and still be the named part's
+PAREN_REACH = 30
+NAME_CHARS = 30
+# what comes before a part's name in an enumeration of parts ("结构：引言（…）、主要事迹（…）")
+ENUMERATION_SEPARATORS = "、：:；;"
 
 
 def _per_item(text: str, match: re.Match[str]) -> bool:
+    """A length said of each item ("800 words each", "每个帖文800-1200字")."""
     after = text[match.end():match.end() + 30]
     before = text[max(0, match.start() - 40):match.start()]
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    if LIST_ITEM_PAREN.match(text[line_start:match.start()]):
-        return True
     return bool(EACH_AFTER.search(after) or EACH_BEFORE.search(before)
                 or EACH_ZH_AFTER.match(after) or EACH_ZH_BEFORE.search(before))
 
 
+def _line_before(text: str, at: int) -> str:
+    """The text from the start of the line up to `at`."""
+    return text[text.rfind("\n", 0, at) + 1:at]
+
+
+def _unmarked(line: str) -> str:
+    """The line without its list marker ("- ", "3. ", "(1)")."""
+    marker = LIST_MARKER.match(line)
+    return line[marker.end():] if marker else line
+
+
+def _names_the_whole(name: str) -> bool:
+    """A label or name under which a length stays the response's: its length, the
+    requirements, the body, a total, or words that ask for the text itself."""
+    return bool(WHOLE_LABEL.search(name) or WRITE_VERB.search(name))
+
+
+def _after_label(line: str) -> bool:
+    """A length on a labelled line ("- 标题：简洁有力，20字以内", "Title: under 10 words") is
+    the labelled part's."""
+    body = _unmarked(line)
+    label = LINE_LABEL.match(body)
+    if not label:
+        return False
+    said = body[label.end():]
+    return not (_names_the_whole(label.group(1)) or WRITE_VERB.search(said)
+                or TOTAL.search(said))
+
+
+def _in_named_paren(line: str) -> bool:
+    """A length in parentheses right after a part's name on a list line or in an enumeration
+    ("- Main slogan (10-15 words)", "结构：引言（300字）、主要事迹（2000字左右）") is that
+    part's; after the text asked for ("写一篇散文（2000字左右）") it is the response's."""
+    opened = max(line.rfind("("), line.rfind("（"))
+    closed = max(line.rfind(")"), line.rfind("）"))
+    if opened < 0 or closed > opened or len(line) - opened > PAREN_REACH:
+        return False
+    before = line[:opened]
+    body = _unmarked(before)
+    on_list_line = len(body) < len(before)
+    separators = list(NAME_SEPARATOR.finditer(body))
+    name = (body[separators[-1].end():] if separators else body).strip()
+    if not name or len(name) > NAME_CHARS or _names_the_whole(name):
+        return False
+    if separators:
+        return separators[-1].group(0) in ENUMERATION_SEPARATORS
+    return on_list_line
+
+
+def _in_contents_item(text: str, end: int) -> bool:
+    """A length or count in the first clause of a numbered item of a list of contents
+    ("需要包含以下内容：1) 活动规划需包含……四大板块") is that item's; one in a later clause
+    ("3) 提到……经验，1200字左右") is said of the response."""
+    line_start = text.rfind("\n", 0, end) + 1
+    items = list(NUMBERED_ITEM.finditer(text[line_start:end]))
+    if not items:
+        return False
+    item = line_start + items[-1].end()
+    said = text[item:end]
+    return bool(CONTENTS_INTRO.search(text, max(0, item - CONTENTS_REACH), item)) \
+        and not (CLAUSE_BREAK.search(said) or WHOLE_LABEL.search(said) or TOTAL.search(said))
+
+
+def _clause_before(text: str, at: int) -> str:
+    """The text from the start of the sentence up to `at`."""
+    ends = [m.end() for m in SENTENCE_END.finditer(text, 0, at)]
+    return text[ends[-1] if ends else 0:at]
+
+
+def asks_for_several(text: str) -> bool:
+    """Whether the request's first writing verb with a count asks for several texts ("撰写20条
+    用户评价", "设计一组帖文", "Write 3 reviews") rather than one ("写一篇", "write a 500-word
+    essay", "write 3 paragraphs")."""
+    found = [m for m in (ITEMS_ZH.search(text), ITEMS_EN.search(text)) if m]
+    if not found:
+        return False
+    first = min(found, key=lambda m: m.start())
+    if first.group("many"):
+        return True
+    n = to_int(first.group("n")) if first.group("n") else None
+    what = first.groupdict().get("what") or ""
+    return (n or 0) >= 2 and not PART_UNITS.search(what)
+
+
+def _of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> bool:
+    """Whether a length or count of parts the match states belongs to one named part, or to
+    each of the several texts asked for, rather than to the whole response."""
+    if kind not in PART_KINDS:
+        return False
+    line = _line_before(text, match.start())
+    if _after_label(line) or _in_named_paren(line) or _in_contents_item(text, match.end()):
+        return True
+    return several and kind in LENGTH_KINDS \
+        and not TOTAL.search(_clause_before(text, match.start()))
+
+
 def _found(text: str) -> Iterator[tuple[int, Check]]:
+    several = asks_for_several(text)
     for pattern, build in RULES:
         for match in pattern.finditer(text):
             if _per_item(text, match):
                 continue
             for kind, params in build(match):
+                if _of_a_part(text, match, kind, several):
+                    continue
                 try:
                     yield match.start(), Check(kind=kind, params=params, source="prepass",
                                                quote=" ".join(match.group(0).split())[:400])
@@ -92,21 +223,32 @@ def _without_misreadings(checks: list[Check]) -> list[Check]:
         and c.quote != other.quote for other in checks)]
 
 
+def _beside_intro_outro(request: str, at: int) -> bool:
+    """Whether another sentence than the one stating N parts at `at` asks for introductory or
+    concluding sections: on top of the N, they leave the response's total unclear."""
+    starts = [m.end() for m in SENTENCE_END.finditer(request, 0, at)]
+    end = SENTENCE_END.search(request, at)
+    sentence = range(starts[-1] if starts else 0, end.end() if end else len(request))
+    return any(m.start() not in sentence for m in INTRO_OUTRO.finditer(request))
+
+
 def prepass(request: str) -> tuple[Check, ...]:
     """The checks the request's own words state, first occurrence of each requirement kept,
     in the order they appear. A match inside a longer one of the same kind, or of any count
     kind inside a longer count (the "800字" in "不少于800字", the "2 sections" in "highlight
     at least 2 sections"), is dropped."""
-    found = [c for _, c in sorted([*_found(request), *_schemas(request)],
-                                  key=lambda pair: pair[0])]
+    found = sorted([*_found(request), *_schemas(request)], key=lambda pair: pair[0])
     kept: dict[tuple[str, str], Check] = {}
     spans: list[Check] = []
-    for check in found:
+    for at, check in found:
         if check.key() in kept:
             continue
         if any(check.quote in other.quote and check.quote != other.quote
                and (check.kind == other.kind or _is_count(check) and _is_count(other))
                for other in spans):
+            continue
+        if check.kind == "section_count" and not check.params["marker"] \
+                and _beside_intro_outro(request, at):
             continue
         kept[check.key()] = check
         spans.append(check)

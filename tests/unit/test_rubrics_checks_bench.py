@@ -41,3 +41,11 @@ def test_reports_the_short_requests_next_to_the_prepass(capsys):
     assert report["short"]["all"]["queries"] == 36
     assert report["short"]["all"]["recall"] >= 0.95
     assert report["short"]["all"]["precision"] >= 0.95
+
+
+def test_reports_the_held_out_queries_next_to_the_development_ones(capsys):
+    main([])
+    report = json.loads(capsys.readouterr().out)
+    assert report["heldout"]["queries"] >= 30
+    assert set(report["heldout"]["prepass"]) == {"all", "en", "zh"}
+    assert "agent" not in report

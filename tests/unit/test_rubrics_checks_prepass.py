@@ -124,6 +124,54 @@ def test_no_check_where_the_request_states_none_for_the_whole_response(request_t
     assert found(request_text) == []
 
 
+@pytest.mark.parametrize("request_text", [
+    # on a labelled line, the label's part
+    "内容格式需遵循：\n- 标题：简洁有力，20字以内\n- 开场：1-2句引言",
+    "Title: no more than 10 words",
+    # in parentheses right after a part's name, in an enumeration or on a list line
+    "材料结构要求：引言（300字）、主要事迹（2000字左右，分3-4个小标题）、获得成效与荣誉（200字）",
+    "- Call to action (about 50 words): contact details and how to register",
+    # of each of the several texts the request asks for
+    "请为一个瑜伽APP撰写20条用户评价。评论长度在30-80字之间。",
+    "Write 5 product reviews. Keep them under 60 words.",
+    # parts on top of which introductory and concluding sections are asked for
+    "Write an article divided into four chapters. Include introductory and concluding "
+    "sections of about 200 words each.",
+    # in the first clause of a numbered item of a list of contents
+    "需要包含以下内容：1) 活动规划需包含课堂礼仪、社交礼仪、日常礼仪和公共礼仪四大板块；"
+    "2) 每个板块设计2-3个活动",
+])
+def test_a_length_or_count_of_one_named_part_is_not_the_responses(request_text):
+    assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    # a label that names the length, the requirements or the body, or a total on the line
+    ("- 字数：不少于800字", [chars("at least", 800)]),
+    ("Length: about 500 words", [words("between", 400, 600)]),
+    ("- 标题：简洁有力，总字数不少于800字", [chars("at least", 800)]),
+    # in parentheses after the text asked for, or with no part's name before them
+    ("请写一篇关于春天的散文（2000字左右）", [chars("between", 1600, 2400)]),
+    ("1. 写一篇文章（不少于800字）", [chars("at least", 800)]),
+    ("The essay (about 500 words) should be formal.", [words("between", 400, 600)]),
+    # one text asked for, with items inside it; several texts with a total
+    ("请写一篇文章，包括3条建议，1200字左右。", [chars("between", 960, 1440)]),
+    ("撰写10条微博文案，总字数不超过1000字。", [chars("at most", 1000)]),
+    ("Write 3 paragraphs, about 300 words.",
+     [count("paragraph_count", "exactly", 3, divider=None), words("between", 240, 360)]),
+    # the introduction and conclusion among the N parts
+    ("Divide the story into four parts: the encounter, flashbacks, inner conflict, and "
+     "conclusion.", [count("section_count", "exactly", 4, marker=None)]),
+    # in a later clause of a contents item, or in a list of requirements
+    ("需包含以下具体内容：1) 感谢导师；2) 提到参与的项目，以及获得的经验，1200字左右。",
+     [chars("between", 960, 1440)]),
+    ("具体要求如下：1) 分为四个部分：背景、目标、措施、保障",
+     [count("section_count", "exactly", 4, marker=None)]),
+])
+def test_a_length_or_count_of_the_whole_response_is_still_found(request_text, expected):
+    assert found(request_text) == expected
+
+
 def test_each_check_quotes_the_request_words_it_came_from():
     request = "请写一篇不少于800字的文章，分为三个部分，以“谢谢”结尾。"
     quotes = [c.quote for c in prepass(request)]
@@ -139,13 +187,13 @@ def test_a_stronger_phrase_wins_over_the_bare_number_inside_it():
 
 def test_labelled_writingbench_queries_keep_the_measured_floor():
     """Measured on tests/data/checks (a development set: see its SOURCE.md): recall 1.0,
-    precision 0.91 overall; the floors leave room for a rule change, not for a regression."""
+    precision 1.0 overall; the floors leave room for a rule change, not for a regression."""
     figures = score(load(), lambda row: prepass(row["query"]))
     assert figures["all"]["queries"] >= 60 and figures["all"]["labels"] >= 50
-    assert figures["all"]["recall"] >= 0.95 and figures["all"]["precision"] >= 0.8
+    assert figures["all"]["recall"] >= 0.95 and figures["all"]["precision"] >= 0.95
     for language in ("en", "zh"):
         assert figures[language]["recall"] >= 0.9
-        assert figures[language]["precision"] >= 0.75
+        assert figures[language]["precision"] >= 0.9
 
 
 def keyword(word, relation="at least", n=1):
