@@ -8,7 +8,8 @@ and per language. For the agents, what is scored is what a checklist carries (th
 merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
 agent's own additions alone. `prepass` is scored on the development file the rules were
 corrected on, `heldout` on queries labelled before the pre-pass ever ran on them (see
-tests/data/checks/SOURCE.md). Prints one JSON line.
+tests/data/checks/SOURCE.md), `short` on the short instruction-following requests of
+`verifiable_short.jsonl`, whatever --data names. Prints one JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
         [--heldout tests/data/checks/writingbench_checks_heldout.jsonl]
@@ -30,6 +31,7 @@ from rubrics.checks.prepass import prepass
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checks" / \
     "writingbench_checks.jsonl"
 HELDOUT = DATA.with_name("writingbench_checks_heldout.jsonl")
+SHORT = DATA.parent / "verifiable_short.jsonl"
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -58,6 +60,11 @@ def score(rows: Sequence[dict[str, Any]],
                     "precision": round(m / g, 3) if g else 1.0,
                     "matched": m, "labels": w, "found": g, "queries": q}
             for group, (m, w, g, q) in tallies.items()}
+
+
+def prepass_figures(path: Path) -> dict[str, Any]:
+    """The pre-pass scored on another labelled file, reported next to the --data figures."""
+    return score(load(path), lambda row: prepass(row["query"]))
 
 
 async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str,
@@ -95,6 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         "bench": "checks_extraction", "data": str(args.data.name), "queries": len(rows),
         "match": "kind and params equal (Check.key); each label matched once",
         "prepass": score(rows, lambda row: prepass(row["query"])),
+        "short": prepass_figures(SHORT),
     }
     if args.heldout.is_file():
         held = load(args.heldout)

@@ -204,6 +204,162 @@ def _language(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return [("language", {"language": code})] if code else []
 
 
+# --- Lists, repeated words, letters, capitals, closing phrases: the usual ways short
+# instruction-following requests state them ---------------------------------------------------
+_TIMES = {"once": 1, "twice": 2, "thrice": 3}
+# a check of the key's kind read from words inside a longer check of one of the listed kinds
+# is a misreading: the "in all capital letters" of "use words in all capital letters at least
+# 2 times" asks for capitalised words, not a response all in capitals
+PART_OF = {"uppercase": frozenset({"capital_word_count"})}
+# one quoted word or phrase, quotes paired; a list of them joined by commas, "and", "or", 、
+_QUOTE_ITEM = (r"(?:\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|'[^'\n]{1,80}'(?!\w)|‘[^’\n]{1,80}’|"
+               r"「[^」\n]{1,80}」|『[^』\n]{1,80}』)")
+_QUOTE_INSIDE = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|'([^'\n]{1,80})'(?!\w)|"
+                           r"‘([^’\n]{1,80})’|「([^」\n]{1,80})」|『([^』\n]{1,80})』")
+_QUOTE_LIST = (rf"{_QUOTE_ITEM}(?:(?:\s*[,，、]\s*|\s+(?:or|and|nor)\s+|\s*,\s*(?:or|and|nor)\s+|"
+               rf"\s*[和或及与]\s*){_QUOTE_ITEM})*")
+# a count of occurrences: "3 times", "at least once", "twice"
+_TIMES_EN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?:(?P<n>{EN_NUMBER})\s+times?\b|"
+             r"(?P<t>once|twice|thrice)\b)")
+# a number that is not the end of a range ("3-5 bullets", "between 3 and 5 bullets")
+_NOT_RANGE_EN = r"(?<![-–—~/\d])(?<!\bto\s)(?<!\bor\s)(?<!\band\s)"
+# a thing said of each of several: "a one-sentence caption for each photo"
+_EACH_LATER = re.compile(r"[^.;\n]{0,40}?\b(?:each|every|per)\b", re.I)
+# the same, stated earlier in the sentence: "for each product, list 3 features as bullets",
+# "每张海报用列表列出三个卖点"
+_EACH_EARLIER = re.compile(r"(?:\b(?:each|every|per)\b|每)[^.;!?。；！？\n]{0,60}$", re.I)
+_LIST_VERBS_EN = (r"list|give|name|provide|share|write|suggest|offer|outline|present|summari[sz]e|"
+                  r"describe|explain|recommend|identify|create|generate|include|make")
+_BULLETS_EN = (r"bullet(?:ed)?[\s-]*(?:points?|list|items?)|bullets|numbered\s+(?:list|items?|"
+               r"points?)|markdown\s+list")
+# what a whole response is limited to: "limit your answer to 3 sentences"
+_WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|post|"
+             r"story|summary|description|message|note)")
+_LANGUAGES_EN = r"English|Chinese|French|German|Spanish|Japanese|Korean|Russian|Italian|Portuguese"
+_LANGUAGES_ZH = r"英文|英语|中文|汉语|法语|德语|西班牙语|日语|日文|韩语|俄语"
+_ZH_ITEM = r"(?:个|条|点|项)"
+_ZH_BULLETS = r"(?:markdown|md)?\s*(?:无序)?(?<!有序)(?<!编号)(?<!编号的)列表|项目符号|圆点符号"
+_ZH_NUMBERED = (r"(?:(?:阿拉伯)?数字|序号)\s*(?:编号|标号|标注|列出|排列)|编号列出|有序列表|"
+                r"编号列表|编号的列表|带编号|加编号|标上序号|标明序号")
+
+
+def quoted_words(text: str) -> list[str]:
+    """The words or phrases quoted in `text`, quotes removed, in order."""
+    return [next(g for g in groups if g).strip() for groups in _QUOTE_INSIDE.findall(text)]
+
+
+def _times(m: re.Match[str]) -> int | None:
+    """The count an occurrence phrase states ("3 times", "twice"); None if it states none."""
+    if m.group("n"):
+        return to_int(m.group("n"))
+    return _TIMES[m.group("t").lower()] if m.group("t") else None
+
+
+def _keyword_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each quoted word must appear: at least once, or as often as the request says."""
+    n = _times(m)
+    relation = relation_of(m.group("q") or "") if n is not None else "at least"
+    return [check for word in quoted_words(m.group("words"))
+            for check in _count("keyword", relation, 1 if n is None else n, word=word)]
+
+
+def _forbidden_quoted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each quoted word must not appear."""
+    return [("forbidden_word", {"word": word}) for word in quoted_words(m.group("words"))]
+
+
+def _letter_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """How often one letter must appear."""
+    return _count("letter_frequency", relation_of(m.group("q") or ""), _times(m),
+                  letter=m.group("letter").lower())
+
+
+def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """How many words written all in capitals the response must have."""
+    n = _times(m) if "t" in m.groupdict() else to_int(m.group("n"))
+    return _count("capital_word_count", relation_of(m.group("q") or ""), n)
+
+
+def _list_kind(words: str) -> str:
+    """numbered_count for numbered items, bullet_count for bullets or an unnumbered list."""
+    numbered = re.search(r"number|编号|序号|有序", words, re.I)
+    return "numbered_count" if numbered else "bullet_count"
+
+
+def zh_relation_of(qualifier: str) -> str:
+    """The relation a Chinese qualifier ("至少", "不超过") states; "exactly" if none."""
+    for pattern, relation in ((_ZH_AT_LEAST, "at least"), (_ZH_MORE_THAN, "more than"),
+                              (_ZH_AT_MOST, "at most"), (_ZH_LESS_THAN, "less than")):
+        if qualifier and re.fullmatch(pattern, qualifier):
+            return relation
+    return relation_of(qualifier)
+
+
+def _list_items(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A count of items the request says are bullets, numbered or a list; not when they are
+    those of each of several parts. A Chinese 一 is the article "a" ("一个列表"), not a
+    count."""
+    if m.group("n").strip() == "一" or _EACH_EARLIER.search(m.string, 0, m.start()):
+        return []
+    return _count(_list_kind(m.group("list")), zh_relation_of(m.group("q") or ""),
+                  to_int(m.group("n")))
+
+
+def _hyphen_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A length in a hyphenated adjective ("a two-sentence note", "a 3-paragraph essay"):
+    exactly that many; not when the text is one of several ("a one-sentence caption for each
+    photo")."""
+    if _EACH_LATER.match(m.string, m.end()):
+        return []
+    kind = _unit_kind(m.group("unit").replace("-", " "))
+    extra: dict[str, Any] = {"divider": None} if kind == "paragraph_count" else {}
+    return _count(kind, "exactly", to_int(m.group("n")), **extra)
+
+
+def _units_bounded(relation: str) -> Build:
+    """A bound on a count of parts ("3 sentences or fewer", "limit it to 3 paragraphs")."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        kind = _unit_kind(m.group("unit"))
+        extra: dict[str, Any] = {}
+        if kind == "paragraph_count":
+            extra["divider"] = None
+        if kind == "section_count":
+            extra["marker"] = None
+        return _count(kind, relation, to_int(m.group("n")), **extra)
+    return build
+
+
+def _limited(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """At most N words or parts: "limit your answer to N words / sentences"."""
+    if m.group("unit").lower().startswith("word"):
+        return _count("word_count", "at most", to_int(m.group("n")))
+    return _units_bounded("at most")(m)
+
+
+def _closing(kind: str) -> Build:
+    """The phrase a response must open or close with, quotes removed."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        raw = m.group("phrase")
+        phrase = (quoted_words(raw) or [raw])[0].strip()
+        return [(kind, {"phrase": phrase})] if phrase else []
+    return build
+
+
+def _zh_sentences(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A count of sentences: "用三句话", "不超过两句话", "三句话以内"."""
+    relation = "at most" if m.group("within") else zh_relation_of(m.group("q") or "")
+    return _count("sentence_count", relation, to_int(m.group("n")))
+
+
+def _keyword_zh(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each quoted word must appear: at least once, or as often as "出现N次" says."""
+    groups = m.groupdict()
+    n = to_int(groups["n"]) if groups.get("n") else None
+    relation = zh_relation_of(groups.get("q") or groups.get("q2") or "") if n else "at least"
+    return [check for word in quoted_words(m.group("words"))
+            for check in _count("keyword", relation, n or 1, word=word)]
+
+
 # --- Chinese -------------------------------------------------------------------------------
 _ZN = rf"({ZH_NUMBER})"
 _ZH_AT_LEAST = r"不少于|不低于|至少|最少|不得少于|不能少于|不小于|不应少于|须达到|需达到"
@@ -246,7 +402,12 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (rf"exactly\s+{_N}\s*(?:-\s*)?words?\b", _words("exactly")),
     (rf"(?:{_ABOUT_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("about")),
     (r"(?<![\w,.\-–—~])(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)words?\b", _words("about")),
-    # English counts of parts
+    # English counts of parts ("3 sentences or fewer" before "in 3 sentences": the longer
+    # reading wins)
+    (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
+     r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?)\b", _units_bounded("at most")),
+    (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
+     r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least")),
     (rf"(?:\b({_QUALIFIER_EN}|in|of|into|with|has|have|contains?|containing|include|use|write|"
      rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:separate\s+|distinct\s+|short\s+|"
      rf"markdown\s+)?{_UNIT_EN}\b", _units),
@@ -274,6 +435,41 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (r"\b(?:in|inside|within|between|enclosed\s+in|wrapped\s+in|wrap\s+[^.<\n]{0,40}?\s+in)\s+"
      r"(?:the\s+|an?\s+)?`?<([A-Za-z][\w-]{0,30})>`?(?:\s*(?:and|\.\.\.|…)?\s*`?</\1>`?)?"
      r"(?:\s+(?:xml\s+)?tags?)?", lambda m: [("xml_tag", {"tag": m.group(1)})]),
+    # English lists, hyphenated lengths, bounds after the unit, repeated words and letters
+    (rf"{_NOT_RANGE_EN}(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:markdown\s+|"
+     r"short\s+|separate\s+|distinct\s+)?(?P<list>bullet(?:ed)?[\s-]*points?|bullets|"
+     r"bulleted\s+(?!lists?\b)\w+|numbered\s+(?!lists?\b)\w+)", _list_items),
+    (rf"\b(?:{_LIST_VERBS_EN})(?:\s+(?:me|us))?\s+(?:(?P<q>{_QUALIFIER_EN})\s+)?"
+     rf"(?P<n>{EN_NUMBER})\s+(?!(?:paragraphs?|sentences?|sections?|words?|parts?|chapters?|"
+     r"lines?|times?)\b)[^.;:!?\n]{1,60}?\b(?:as|in|using|with|via|formatted\s+as|in\s+the\s+"
+     rf"form\s+of)\s+(?:a\s+|an\s+)?(?:markdown\s+)?(?P<list>{_BULLETS_EN})\b", _list_items),
+    (rf"\b(?P<list>bullet(?:ed)?(?:[\s-]*point)?|numbered|markdown)\s+list\s+(?:of|with|"
+     rf"containing)\s+(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})\s+\w+", _list_items),
+    (rf"(?<![\w-])(?P<n>{EN_NUMBER})-(?P<unit>sentence|paragraph|bullet(?:[\s-]point)?)s?\b(?!-)",
+     _hyphen_units),
+    (rf"\b(?:limit|keep|restrict|cap)\s+(?:{_WHOLE_EN})\s+to\s+(?:just\s+|only\s+)?"
+     rf"(?P<n>{EN_NUMBER})\s+(?P<unit>words?|{_UNIT_EN[1:-1]})\b", _limited),
+    (r"(?<!\bnot\s)(?<!n't\s)(?<!\bnever\s)(?<!\bwithout\s)(?<!\bavoid\s)(?<!\bfrom\s)"
+     r"\b(?:include|use|using|mention|repeat|incorporate|contain|containing|feature)\s+"
+     rf"(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?)\s*:?\s*(?P<words>{_QUOTE_LIST})"
+     rf"(?:\s*,?\s+{_TIMES_EN})?", _keyword_times),
+    (rf"\b(?:the\s+)?(?:key\s*)?(?:word|term|phrase)\s+(?P<words>{_QUOTE_LIST})\s+(?:(?:should|"
+     r"must|needs?\s+to|has\s+to|to)\s+)?(?:appears?|occurs?|(?:be|is)\s+used|shows?\s+up)\s+"
+     rf"{_TIMES_EN}", _keyword_times),
+    (r"\b(?:the\s+)?letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+(?:(?:should|must|needs?\s+to|"
+     r"has\s+to|to|will)\s+)?(?:appears?|occurs?|(?:be|is)\s+used|shows?\s+up)\s+"
+     rf"{_TIMES_EN}", _letter_times),
+    (r"\b(?:use|include|using|including)\s+the\s+letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+"
+     rf"{_TIMES_EN}", _letter_times),
+    (r"\b(?:contains?|containing|include|including|use|using|with|have|has|add)\s+"
+     rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})\s+words?\s+(?:in|with|written\s+in)\s+"
+     r"all[\s-]*(?:capital\s+letters|capitals|caps|upper\s*case(?:\s+letters)?)\b",
+     _capital_words),
+    (r"\bwords?\s+(?:in|with|written\s+in)\s+all[\s-]*(?:capital\s+letters|capitals|caps|"
+     r"upper\s*case(?:\s+letters)?)\s+(?:(?:should|must)\s+appear\s+)?"
+     rf"{_TIMES_EN}", _capital_words),
+    (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:all[\s-]*caps?|"
+     r"all[\s-]*capitals?|upper\s*case|upper-case)\s+words\b", _capital_words),
     # English form
     (r"\b(?:all\s+|entirely\s+in\s+|only\s+)?lower\s*case(?:\s+letters)?(?:\s+only)?\b"
      r"(?=[^.\n]{0,40}(?:no\s+capital|allowed|only|\.|$))|\bno\s+capital\s+letters\b",
@@ -284,6 +480,32 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
      r"\bentirely\s+in\s+(?:english\s+)?(?:capital|uppercase)\s+letters\b", _flag("uppercase")),
     (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|using\s+)?(?:any\s+)?|"
      r"not?\s+use\s+(?:any\s+)?)commas?\b", _flag("no_commas")),
+    (r"\b(?:no|zero|without|avoid(?:ing)?|(?:do\s+not|don't|must\s+not|should\s+not|never|"
+     r"cannot|can't)\s+(?:use|include|contain|put|add|have)|refrain\s+from\s+using)\s+"
+     r"(?:(?:any|using|the\s+use\s+of|a\s+single|a)\s+)*commas?\b|\bcomma-free\b",
+     _flag("no_commas")),
+    (r"\b(?:without(?:\s+(?:using|mentioning|saying|including))?|avoid(?:ing)?(?:\s+(?:using|"
+     r"mentioning))?|exclude|excluding|refrain\s+from\s+(?:using|mentioning)|(?:must|should|do|"
+     r"does|can)\s*(?:not|n't)\s+(?:use|include|contain|mention|say)|never\s+(?:use|mention|say)"
+     r"|not\s+(?:use|include|contain|mention))\s+(?:the\s+|any\s+(?:of\s+the\s+)?)?(?:key\s*)?"
+     rf"(?:words?|terms?|phrases?)\s*:?\s*(?P<words>{_QUOTE_LIST})", _forbidden_quoted),
+    (rf"\b(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?)\s+(?P<words>{_QUOTE_LIST})\s+"
+     r"(?:(?:should|must|may|can)\s*(?:not|n't)\s+(?:appear|be\s+used)|never\s+appears?)",
+     _forbidden_quoted),
+    (r"\b(?:end|ends|ending|finish|finishes|finishing|conclude|concludes|concluding|close|closes|"
+     r"closing)\s+(?:(?:it|(?:your|the)\s+\w+)\s+)?with\s+(?:(?:the|this|that)\s+)?(?:exact\s+)?"
+     rf"(?:(?:phrase|sentence|words?|line|question|statement)\s*)?:?\s*(?P<phrase>{_QUOTE_ITEM})",
+     _closing("ends_with")),
+    (r"\b(?:end|finish|conclude|close)\s+(?:(?:it|(?:your|the)\s+\w+)\s+)?with\s+(?:(?:the|this|"
+     r"that)\s+)?(?:exact\s+(?:phrase|sentence|words?)\s*:?|(?:phrase|sentence|words?)\s*:)\s*"
+     r"(?![\"“'‘「])(?P<phrase>[^\n\"“]{1,80}?(?:[!?](?=[\s.]|$)|\.(?=\s|$)))",
+     _closing("ends_with")),
+    (r"\b(?:start|starts|starting|begin|begins|beginning|open|opens|opening)\s+with\s+"
+     r"(?:the|this)\s+(?:exact\s+)?(?:phrase|words?|sentence)\s*:?\s*"
+     rf"(?P<phrase>{_QUOTE_ITEM})", _closing("starts_with")),
+    (r"\b(?:response|answer|reply|output)\s+(?:should|must|has\s+to|needs\s+to)\s+be\s+"
+     rf"(?:written\s+)?(?:entirely\s+|only\s+|wholly\s+)?in\s+({_LANGUAGES_EN})\b|"
+     rf"\b(?:in|using)\s+({_LANGUAGES_EN})\s+only\b", lambda m: _language(_First(m))),
     (r"\bwrap\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|answer|output)\s+"
      r"(?:with|in)(?:in)?\s+double\s+quot", _flag("quoted")),
     (r"double\s+angular\s+brackets|<<\s*title\s*>>", _flag("title")),
@@ -331,6 +553,22 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (rf"(?:分为|分成|包含|包括|按|按照|要求|涵盖)[^。；\n]{{1,60}}?(?<![每第]){_ZN}\s*(个部分|个板块|"
      r"大板块|个章节)", _zh_units),
     (r"((?:[‘'“\"][^’'”\"\n]{1,20}[’'”\"][、，,和及与]?\s*)+)等?(?:关键词|关键字)", _keywords),
+    (rf"{_NOT_RANGE}(?<![第每])(?:(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})\s*)?(?P<n>{ZH_NUMBER})\s*"
+     rf"{_ZH_ITEM}(?!\s*(?:{_ZH_BULLETS}|{_ZH_NUMBERED}))[^。；！？\n]{{0,30}}?"
+     rf"(?P<list>{_ZH_BULLETS}|{_ZH_NUMBERED})", _list_items),
+    (rf"(?:用|使用|以|采用)\s*(?:一个|一份)?\s*(?P<list>{_ZH_BULLETS}|{_ZH_NUMBERED})"
+     rf"[^。；！？\n]{{0,12}}?{_NOT_RANGE}(?<![第每])(?:(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})\s*)?"
+     rf"(?P<n>{ZH_NUMBER})\s*{_ZH_ITEM}",
+     _list_items),
+    (rf"(?:(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})|用|以|限|仅用|只用|控制在)\s*(?P<n>{ZH_NUMBER})\s*"
+     r"句话(?P<within>以内|之内|以下)?", _zh_sentences),
+    (r"(?:包含|包括|使用|出现|提到|提及|融入|带有|含有|加入)(?:以下)?(?:关键词|关键字|词语|词汇)"
+     rf"[：:]?\s*(?P<words>{_QUOTE_LIST})(?:\s*(?:这个词|一词|等词)?\s*(?P<q>{_ZH_AT_LEAST}|"
+     rf"{_ZH_AT_MOST})?\s*出现\s*(?P<q2>{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*(?P<n>{ZH_NUMBER})\s*次)?",
+     _keyword_zh),
+    (rf"(?P<words>{_QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词)?\s*(?:在[^。；\n]{{0,8}}中)?\s*"
+     rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*出现\s*(?P<q2>{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*"
+     rf"(?P<n>{ZH_NUMBER})\s*次", _keyword_zh),
     (rf"(?:分为|分成|共)\s*{_ZN}\s*(?:-|–|~|～|到|至)\s*{_ZN}\s*个?(?:自然)?(?:段落|段)",
      lambda m: _count("paragraph_count", "between", *_numbers(m)[:2], divider=None)),
     # Chinese form
@@ -339,6 +577,13 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (rf"以\s*{_QUOTED}\s*(?:作为|作)?(?:开头|开始|开篇)|开头(?:要|需|需要|必须|请)?"
      rf"(?:写上|是|为|以)\s*{_QUOTED}", lambda m: _phrase("starts_with")(_First(m))),
     (r"不(?:要|能|得)?(?:使用|用|出现|包含|含有)(?:任何)?逗号", _flag("no_commas")),
+    (r"(?:避免|禁止|不允许|不许)(?:使用|出现)?(?:任何)?逗号|不(?:能|要|得|可)?(?:带|有|含)逗号",
+     _flag("no_commas")),
+    (r"(?:不要|不能|不得|禁止|避免|不可|切勿|请勿)(?:使用|出现|提到|提及|包含|用)(?:以下)?"
+     rf"(?:词语|词汇|字眼|关键词|词)?[：:]?\s*(?P<words>{_QUOTE_LIST})", _forbidden_quoted),
+    (r"(?:回答|回复|作答|输出|全文|答案|正文)(?:时|请|需|需要|要|必须|一律|应|应该|均|都)*"
+     rf"(?:使用|用|以|采用)({_LANGUAGES_ZH})|(?:请|务必|必须)(?:使用|用)({_LANGUAGES_ZH})"
+     r"(?=[。，,.！!；;\s]|$)", lambda m: _language(_First(m))),
     (r"(?:以|用|使用|输出为|返回)\s*JSON\s*(?:格式|形式)?|JSON\s*格式(?:输出|返回|回复)",
      _flag("json")),
     (r"(?:用|使用|以)(英文|英语|中文|汉语|法语|德语|西班牙语|日语|日文|韩语|俄语)(?:来)?"

@@ -45,6 +45,7 @@ from rubrics.checks.phrasings import (
     LIST_MARKER,
     NAME_SEPARATOR,
     NUMBERED_ITEM,
+    PART_OF,
     PART_UNITS,
     RULES,
     SENTENCE_END,
@@ -214,6 +215,14 @@ def _is_count(check: Check) -> bool:
     return "relation" in check.params
 
 
+def _without_misreadings(checks: list[Check]) -> list[Check]:
+    """The checks less those read from words a longer check of a kind `PART_OF` names reads
+    otherwise (an all-capitals response inside a count of capitalised words)."""
+    return [c for c in checks if not any(
+        other.kind in PART_OF.get(c.kind, ()) and c.quote in other.quote
+        and c.quote != other.quote for other in checks)]
+
+
 def _beside_intro_outro(request: str, at: int) -> bool:
     """Whether another sentence than the one stating N parts at `at` asks for introductory or
     concluding sections: on top of the N, they leave the response's total unclear."""
@@ -249,6 +258,7 @@ def prepass(request: str) -> tuple[Check, ...]:
         mark = divider.group(1) or divider.group(2)
         checks = [c.model_copy(update={"params": {**c.params, "divider": mark}})
                   if c.kind == "paragraph_count" else c for c in checks]
+    checks = _without_misreadings(checks)
     marked = {(c.params["relation"], c.params["n"]) for c in checks
               if c.kind == "section_count" and c.params["marker"]}
     return tuple(c for c in checks if not (

@@ -24,7 +24,7 @@ from tests.training.real_server import RedraftOnModel  # noqa: E402
 
 PROMPTS = [
     "Write a short note inviting the team to a picnic on Friday.",
-    "Draft a two-paragraph product announcement for a new note-taking app.",
+    "Draft a product announcement for a new note-taking app.",
     "Write a polite email asking a landlord to fix a leaking tap.",
     "Write a short story opening about a lighthouse keeper.",
     "Summarise the benefits of daily walks for office workers.",

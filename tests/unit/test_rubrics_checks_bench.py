@@ -32,6 +32,17 @@ def test_prints_one_json_line_with_agent_figures(capsys):
     assert set(report["agent"]["added_by_agent"]) >= {"recall", "precision"}
 
 
+def test_reports_the_short_requests_next_to_the_prepass(capsys):
+    main([])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1
+    report = json.loads(lines[0])
+    assert set(report["short"]) == {"all", "en", "zh"}
+    assert report["short"]["all"]["queries"] == 36
+    assert report["short"]["all"]["recall"] >= 0.95
+    assert report["short"]["all"]["precision"] >= 0.95
+
+
 def test_reports_the_held_out_queries_next_to_the_development_ones(capsys):
     main([])
     report = json.loads(capsys.readouterr().out)
