@@ -5,6 +5,7 @@ method, one JSON line.
 
     python -m bench.checks_pass --model /work/models/smollm2 --max-tokens 160 --max-rounds 2
     python -m bench.checks_pass --upstream http://127.0.0.1:8080/v1 --model NAME
+    python -m bench.checks_pass --rows answers.jsonl     # the summary of an --out file
 
 The labels are what is scored; the loop sees only the request and finds its checks itself
 (pre-pass and checklist agents), so `loop_check_recall` says how many of the labelled checks
@@ -155,9 +156,22 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             **{m: summary(rows[m]) for m in METHODS if rows[m]}}
 
 
+def from_rows(path: Path) -> dict[str, Any]:
+    """The summary of the answers an earlier run wrote with `--out` (a run stopped halfway
+    included): only queries answered by every method count."""
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for line in path.read_text("utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            rows.setdefault(row["query"], {})[row["method"]] = row
+    done = [r for r in rows.values() if all(m in r for m in METHODS)]
+    return {"bench": "checks_pass", "rows": path.name, "queries": len(done),
+            **({m: summary([r[m] for r in done]) for m in METHODS} if done else {})}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, help="local HF folder, or the upstream's name")
+    parser.add_argument("--model", help="local HF folder, or the upstream's name")
     parser.add_argument("--upstream", help="an OpenAI-compatible base URL")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--queries", type=int, default=0, help="only the first N (0: all)")
@@ -171,7 +185,14 @@ def main(argv: list[str] | None = None) -> None:
                         choices=("three_agent", "fused"))
     parser.add_argument("--retries", type=int, default=1)
     parser.add_argument("--out", type=Path, help="append every answer here as JSON lines")
+    parser.add_argument("--rows", type=Path,
+                        help="summarise the answers an earlier --out file holds; no model")
     args = parser.parse_args(argv)
+    if args.rows:
+        print(json.dumps(from_rows(args.rows), ensure_ascii=False))
+        return
+    if not args.model:
+        parser.exit(2, "bench.checks_pass: --model is required (or --rows FILE)\n")
     if args.queries < 0 or args.max_tokens < 1 or args.max_rounds < 0:
         parser.exit(2, "bench.checks_pass: --queries must be >= 0, --max-tokens >= 1, "
                        "--max-rounds >= 0\n")

@@ -33,9 +33,9 @@ from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.holistic import RESOLVED as HOLISTIC
 from loops.holistic import HolisticAssessor
 from loops.options import LoopOptions
-from loops.prompting import Attempt, render_history
+from loops.prompting import Attempt
 from loops.reflection import with_checks
-from loops.rewrite import render_reflection, rewrite
+from loops.rewrite import revision_request, rewrite
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checklist import Checklist
 from rubrics.checks import Check, run_checks
@@ -298,10 +298,10 @@ class ReflectionLoop:
                      history: list[Attempt], want_reflection: bool) -> Candidate:
         t0 = self.clock()
         text, completion = await rewrite(self.writer, run.query, parent.text, critique,
-                                         run.params, list(history))
+                                         run.params, list(history), parent.checks)
         run.ledger.add("rewrite", completion.usage, seconds=self.clock() - t0)
         leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}",
-                                  f"{render_reflection(critique)}\n{render_history(history)}"))
+                                  revision_request(critique, history, parent.checks)))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
                           finish_reason=completion.finish_reason, scaffolding=leaks)

@@ -9,16 +9,39 @@ from llm.conversation import message_text, target_text
 from llm.types import ChatParams, Completion, Message
 from loops.answer import clean_answer
 from loops.prompting import Attempt, language_rule, render_history, template
+from loops.reflection import CHECK_PREFIX
 from loops.trace import Reflection
+from rubrics.checks import CheckOutcome
 
 
-def render_reflection(reflection: Reflection) -> str:
+def render_reflection(reflection: Reflection, *, checks_apart: bool = False) -> str:
+    """The reflection as the reviser reads it; with `checks_apart`, without the items of
+    failed checks (`render_requirements` states those on their own)."""
     lines = [reflection.summary] if reflection.summary else []
     for item in reflection.items:
+        if checks_apart and item.dimension.startswith(CHECK_PREFIX):
+            continue
         lines.append(f"- {item.dimension}: {item.objective}")
         if item.evidence:
             lines.append(f"  evidence: \"{item.evidence}\"")
         lines.extend(f"  * {action}" for action in item.actions)
+    return "\n".join(lines)
+
+
+def render_requirements(outcomes: Sequence[CheckOutcome]) -> str:
+    """The checks the current text fails, as measured facts with their targets, first and
+    apart from the judge's items, and the ones it passes as things to keep; empty when it
+    fails none. A short, measured request ("It has 67 words; it must have at most 49") is
+    what a small reviser carries out; buried among the judge's items it is copied past."""
+    failed = [o for o in outcomes if not o.passed]
+    if not failed:
+        return ""
+    lines = ["", "First, the answer does not meet my request yet (measured on it):"]
+    lines += [f"- It has {o.measured}; it must have {o.target}." for o in failed]
+    kept = [o.target for o in outcomes if o.passed]
+    if kept:
+        lines.append(f"Keep what it already meets: {'; '.join(kept)}.")
+    lines.append("Then:")
     return "\n".join(lines)
 
 
@@ -41,9 +64,22 @@ def revision_messages(query: Sequence[Message], text: str, request: str) -> list
             {"role": "assistant", "content": text}, {"role": "user", "content": request}]
 
 
+def revision_request(reflection: Reflection, history: list[Attempt],
+                     checks: Sequence[CheckOutcome] = ()) -> str:
+    """What the reviser is asked: the failed checks first (`render_requirements`), then the
+    judge's reflection and the earlier rounds."""
+    requirements = render_requirements(checks)
+    return template("rewrite").substitute(
+        requirements=requirements,
+        reflection=render_reflection(reflection, checks_apart=bool(requirements)),
+        history=render_history(history))
+
+
 async def rewrite(backend: Backend, query: Sequence[Message], text: str, reflection: Reflection,
-                  params: ChatParams, history: list[Attempt]) -> tuple[str, Completion]:
-    request = template("rewrite").substitute(reflection=render_reflection(reflection),
-                                             history=render_history(history))
+                  params: ChatParams, history: list[Attempt],
+                  checks: Sequence[CheckOutcome] = ()) -> tuple[str, Completion]:
+    """The revised text, from the checks `text` fails and passes, the reflection on it and
+    the earlier rounds."""
+    request = revision_request(reflection, history, checks)
     completion = await backend.chat(revision_messages(query, text, request), params.with_(n=1))
     return clean_answer(completion.text, text.lstrip().startswith("```")), completion

@@ -27,6 +27,7 @@ from tests.unit.test_loops_controller import CHECKLIST, QUERY, FixedProvider, an
 
 AT_LEAST_12 = Check(kind="word_count", params={"relation": "at least", "n": 12, "upper": None},
                     quote="at least 12 words")
+NO_COMMAS = Check(kind="no_commas", params={})
 
 
 def words(n: int, tag: str) -> str:
@@ -68,11 +69,13 @@ def test_each_candidate_carries_its_check_outcomes():
 def test_a_failed_check_leads_the_reflection_the_rewriter_sees():
     short, long = words(5, "a"), words(14, "b")
     script = Script([short, long], {short: 5, long: 5})
-    trace = script.run((AT_LEAST_12,), max_rounds=1, threshold=1.0)
+    trace = script.run((AT_LEAST_12, NO_COMMAS), max_rounds=1, threshold=1.0)
     request = script.writer.calls[1].messages[-1]["content"]
-    assert f"- {CHECK_PREFIX}word_count: Needs at least 12 words" in request
-    assert "now 5 words" in request and 'evidence: "5 words"' in request
-    assert request.index("word_count") < request.index("Clarity")  # before the judge's items
+    # measured and stated once, before the judge's items, with what already passes to keep
+    assert "- It has 5 words; it must have at least 12 words." in request
+    assert "Keep what it already meets: no commas." in request
+    assert request.count("at least 12 words") == 1 and CHECK_PREFIX not in request
+    assert request.index("It has 5 words") < request.index("Clarity")
     items = trace.candidates[1].reflection.items
     assert items[0].dimension == "check: word_count" and items[1].dimension == "Clarity"
 
