@@ -98,3 +98,19 @@ def test_the_scheduler_promotes_the_prompts_whose_completion_beat_its_reference(
     assert all(f"{k} draft" in c.messages[-1]["content"] for c in judge.calls
                for k in "abc" if f"Write {k}." in c.messages[-1]["content"])
     assert scheduler.current("a") == "a rewrite 1"
+
+
+def test_pairwise_takes_the_checks_off_a_verdict_and_hides_them_from_the_judge():
+    judge = ScriptedBackend([verdict("B"), verdict("B"), verdict("tie")])
+    reward = PairwiseReward(FakeJudge(judge), concurrency=1)
+    r = row("q", 0.2, 0.9)
+    checklist = {**r["checklist"], "checks": [
+        {"kind": "lowercase", "params": {}, "quote": "all lowercase", "source": "prepass"},
+        {"kind": "no_commas", "params": {}, "quote": "no commas", "source": "prepass"}]}
+    texts = ("plain words here", "Capitals, and commas", "Capitals only")
+    out = reward([r["prompt"]] * 3, list(texts), id=["q"] * 3, reference=["REF"] * 3,
+                 checklist=[checklist] * 3)
+    # both checks kept: the win; both failed: the win less 0.05; a tie failing one: 0.475
+    assert out == [1.0, 0.95, 0.475]
+    prompt = judge.calls[0].messages[-1]["content"]
+    assert "Clarity" in prompt and "lowercase" not in prompt and "no_commas" not in prompt

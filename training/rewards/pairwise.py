@@ -4,9 +4,12 @@ pointwise reward): `gspo --reward pairwise`.
 The judge sees the reference first (response A) and the completion second (response B): the
 deliberate positional disadvantage, since judges favour the first answer. The reward is 1 when
 the completion wins, 0.5 on a tie, 0 on a loss, None (NaN to TRL, counted) when no valid
-verdict comes back. The reference is the prompt's y*, or, with a `ReferenceScheduler`, the
-prompt's current rung of its reference ladder; a prompt is promoted when any of its
-completions wins.
+verdict comes back. The checks stored with the prompt's checklist are run in code on the
+completion and mix in as in the checklist reward: the verdict less CHECK_WEIGHT for the share
+of them it fails, so a win that breaks a requirement earns less than one that keeps it, yet
+never less than a tie; the judge sees the checklist's dimensions only. The reference is the
+prompt's y*, or, with a `ReferenceScheduler`, the prompt's current rung of its reference
+ladder; a prompt is promoted when the judge prefers any of its completions.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rubrics.evaluate import render_checklist
 from rubrics.templates import render
 from training.data.think import split_think
 from training.parallel import gather
+from training.rewards.checklist import dimensions_only, stored_checks, with_checks
 from training.rewards.judging import JudgedReward, JudgeLike, completion_text
 from training.rewards.references import ReferenceScheduler
 
@@ -68,7 +72,8 @@ def pairwise_messages(prompt: Sequence[Message], reference: str, completion: str
     criteria, by_criteria = "", ""
     if checklist:
         try:
-            criteria = "\n# Criteria\n" + render_checklist(from_json(checklist)) + "\n"
+            criteria = "\n# Criteria\n" + render_checklist(
+                from_json(dimensions_only(checklist))) + "\n"
             by_criteria = ", judged on the criteria"
         except ChecklistInvalid:
             pass
@@ -124,11 +129,14 @@ class PairwiseReward(JudgedReward):
         answers = [split_think(completion_text(c))[1] for c in completions]
         references = self.references(ids, columns)
         checklists = columns.get("checklist") or [None] * len(prompts)
-        rewards = self.judge.run(self.bounded(self._one, prompts, answers, references,
-                                              checklists))
+        verdicts = self.judge.run(self.bounded(self._one, prompts, answers, references,
+                                               checklists))
+        rewards = [v if v is None else with_checks(v, a, stored_checks(c))
+                   for v, a, c in zip(verdicts, answers, checklists, strict=True)]
         self.tally(rewards, columns)
         if self.scheduler is not None:
-            won = [i for i, r in zip(ids, rewards, strict=True) if r == 1.0]
+            # The ladder climbs on the judge's verdict: checks are the policy's to keep.
+            won = [i for i, v in zip(ids, verdicts, strict=True) if v == 1.0]
             if "trainer_state" in columns:
                 # A training step: every process promotes the winners of the whole batch, so
                 # the pointers stay one state on every rank (as on one process).
