@@ -1,0 +1,64 @@
+"""bench.checks_pass on test doubles: the labelled checks scored on both methods' answers, the
+loop's own extraction counted, and the summary of a saved run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from bench.checks_pass import _loop, answer_direct, answer_mrpo, from_rows, outcome, summary
+from llm.scripted import ScriptedBackend
+from llm.types import ChatParams
+from loops.options import LoopOptions
+from rubrics.checks import Check
+from store import Store
+from tests.unit.test_loops_random_upstream import RandomUpstream
+
+QUERY = [{"role": "user", "content": "Describe a river in all lowercase letters, with no commas."}]
+WANTED = [Check(kind="lowercase", params={}), Check(kind="no_commas", params={}),
+          Check(kind="word_count", params={"relation": "at least", "n": 5})]
+
+
+def test_both_methods_are_scored_on_the_labels(tmp_path) -> None:
+    # the direct answer, the loop's draft (the same text), then the rewrite
+    texts = iter(["The river runs, slow and wide."] * 2 + ["the river runs slow and wide"])
+    writer = ScriptedBackend(default=lambda m, p, s: next(texts), model="writer")
+
+    async def go():
+        store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'b.db'}")
+        try:
+            loop = _loop(writer, RandomUpstream(5).backend, ChatParams(model="random"), store, 1)
+            direct = await answer_direct(writer, QUERY, ChatParams(model="writer"))
+            mrpo = await answer_mrpo(loop, QUERY, ChatParams(model="writer"),
+                                     LoopOptions(max_rounds=1, threshold=1.0, memory=False),
+                                     WANTED)
+            return direct, mrpo
+        finally:
+            await store.close()
+
+    direct, mrpo = asyncio.run(go())
+    assert direct["answer"] == "The river runs, slow and wide." and direct["calls"] == 1
+    direct.update(outcome(direct["answer"], WANTED))
+    assert direct["passed"] == [False, False, True]
+    assert direct["failed"][0].startswith("[FAIL] lowercase")
+    # the loop found both form checks in the request itself (the pre-pass), not the length
+    assert mrpo["loop_carried"] == 2 and mrpo["draft_passed"] == [False, False, True]
+    mrpo.update(outcome(mrpo["answer"], WANTED))
+    fixed = mrpo["answer"] == "the river runs slow and wide"  # y* by the random judge's scores
+    assert fixed or mrpo["answer"] == direct["answer"]
+    assert mrpo["passed"] == ([True, True, True] if fixed else [False, False, True])
+    assert not mrpo["degraded"] and mrpo["rounds"] == 1
+
+    rows = [{**direct, "query": "q", "method": "direct"}, {**mrpo, "query": "q", "method": "mrpo"}]
+    s = summary([rows[1]])
+    assert s["prompt_pass_rate"] == float(fixed) and s["draft_prompt_pass_rate"] == 0.0
+    assert (s["fixed"], s["broken"], s["loop_check_recall"]) == (2 * fixed, 0, round(2 / 3, 4))
+    assert summary([rows[0]])["check_pass_rate"] == round(1 / 3, 4)
+
+    saved = tmp_path / "rows.jsonl"
+    saved.write_text("".join(json.dumps(r) + "\n" for r in
+                             [*rows, {**direct, "query": "half-done", "method": "direct"}]))
+    report = from_rows(saved)
+    assert report["queries"] == 1  # a query only one method answered is left out
+    assert report["direct"]["prompt_pass_rate"] == 0.0
+    assert report["mrpo"] == s
