@@ -179,10 +179,17 @@ def looping(text: str) -> bool:
 # (`looping`) counts as unclean like one repeating scaffolding: it loses to any text that
 # does not, and the loop never stops on it.
 #
+# Machine-read formats are the exception to "checks never outweigh content": a text that a
+# program reads (JSON, JSON valid against the request's schema, XML tags, [[ ## field ## ]]
+# markers: MACHINE_READ) is useless to it once the format breaks. So a candidate that fails
+# a machine-read check the draft passes is never y*, whatever its content (`breaks_format`);
+# the draft itself is always eligible.
+#
 # The loop stops at the threshold only on a y* whose content reaches tau, that passes every
 # check and that is not a shrunk rewrite (`finished`).
 
 CHECK_WEIGHT = 0.05
+MACHINE_READ = frozenset({"json", "json_schema", "xml_tag", "field_marker"})
 SHRINK_RATIO = 0.5
 SHRINK_PENALTY = 0.25
 
@@ -215,11 +222,22 @@ def rank(cand: Candidate) -> Rank | None:
     return Rank(clean, cand.score + CHECK_WEIGHT * pass_rate(cand.checks))
 
 
+def breaks_format(cand: Candidate, draft: Candidate) -> bool:
+    """Does `cand` fail a machine-read format check that `draft` passes? (Every candidate of
+    a loop runs the same checks in the same order.)"""
+    return any(d.passed and not c.passed and c.kind in MACHINE_READ
+               for d, c in zip(draft.checks, cand.checks, strict=False))
+
+
 def best(candidates: Sequence[Candidate]) -> Candidate:
-    """y*: the candidate of highest rank; the earliest wins a tie; the first if none was
+    """y*: the candidate of highest rank that keeps every machine-read format the draft kept
+    (when the first candidate is the draft); the earliest wins a tie; the first if none was
     evaluated."""
     top, top_rank = candidates[0], rank(candidates[0])
+    draft = top if top.kind == "draft" else None
     for cand in candidates[1:]:
+        if draft is not None and breaks_format(cand, draft):
+            continue
         r = rank(cand)
         if r is not None and (top_rank is None or r.key > top_rank.key):
             top, top_rank = cand, r

@@ -307,3 +307,21 @@ def test_a_shrunk_memory_rewrite_is_not_the_text_round_one_revises(ends_with):
     rewrites = [c.messages for c in script.writer.calls if len(c.messages) > len(POEM_QUERY)]
     assert rewrites[0][-2]["content"] == POEM
     assert trace.answer.text == POEM + " your love, and thanks."
+
+
+JSON_CHECK = Check(kind="json", params={}, quote="answer in JSON")
+
+
+def test_a_rewrite_that_breaks_the_json_the_draft_kept_is_never_the_answer():
+    draft, broken = '{"name": "Tom", "color": "grey"}', 'Tom is a grey cat: {"name": "Tom"'
+    trace = Script([draft, broken], {draft: 2, broken: 10}).run(
+        (JSON_CHECK,), max_rounds=1, threshold=1.0)
+    assert trace.candidates[1].score == 1.0 and not trace.candidates[1].checks[0].passed
+    assert trace.answer.text == draft  # content 0.2 against 1.0: the format decides
+
+
+def test_a_rewrite_that_mends_broken_json_is_chosen_on_its_rank():
+    draft, mended = 'Tom is a grey cat: {"name": "Tom"', '{"name": "Tom", "color": "grey"}'
+    trace = Script([draft, mended], {draft: 5, mended: 5}).run(
+        (JSON_CHECK,), max_rounds=1, threshold=1.0)
+    assert trace.answer.text == mended
