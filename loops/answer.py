@@ -16,6 +16,7 @@ the checks (requirements verified in code) as a bounded bonus.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -146,18 +147,21 @@ def _prompt_shingles() -> frozenset[tuple[str, ...]]:
 LOOP_NGRAM = 6
 LOOP_MIN_TOKENS = 40
 LOOP_DISTINCT = 0.5
+LOOP_REPEATS = 4
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+")
 
 
 def looping(text: str) -> bool:
     """Does the text loop on itself: of its runs of LOOP_NGRAM tokens, under LOOP_DISTINCT
-    are distinct (texts under LOOP_MIN_TOKENS tokens never loop). A refrain or a repeated
-    heading stays far above that share; a model repeating one sentence falls far below."""
+    are distinct and one of them comes at least LOOP_REPEATS times (texts under
+    LOOP_MIN_TOKENS tokens never loop). A refrain, a repeated heading or a passage quoted
+    twice stays clear of that; a model repeating one sentence falls far below."""
     tokens = _TOKEN.findall(text.lower())
     if len(tokens) < LOOP_MIN_TOKENS:
         return False
-    grams = [tuple(tokens[i:i + LOOP_NGRAM]) for i in range(len(tokens) - LOOP_NGRAM + 1)]
-    return len(set(grams)) < LOOP_DISTINCT * len(grams)
+    grams = Counter(tuple(tokens[i:i + LOOP_NGRAM]) for i in range(len(tokens) - LOOP_NGRAM + 1))
+    total = sum(grams.values())
+    return len(grams) < LOOP_DISTINCT * total and max(grams.values()) >= LOOP_REPEATS
 
 
 # -- selection: which candidate is y*, and when the loop may stop ---------------------------

@@ -224,7 +224,7 @@ class WriterResponder:
         dim = next((line[2:].split(":", 1)[0] for line in reflection.splitlines()
                     if line.startswith("- ")), "the weakest point")
         revision = current.count(REVISION_MARK) + 1
-        topic = _topic(request)
+        topic = _topic(request)[:60]  # Chinese has no spaces: a topic of 10 words is a page
         if any(_is_zh(c) for _, c in turns):
             added = f"关于{dim}：本版补充了与“{topic}”相关的具体细节{REVISION_MARK}{revision})。"
         else:
