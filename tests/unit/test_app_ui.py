@@ -385,7 +385,8 @@ def test_loop_page_shows_each_candidates_checks_and_the_loops_answer(admin):
     candidates = (
         replace(base[0], scores={**base[0].scores, "_checks": [failed]}),
         replace(base[1], scores={**base[1].scores, "_checks": [passed], "_answer": True}),
-        replace(base[2], scores={**base[2].scores, "_checks": [failed], "_shrunk": True}),
+        replace(base[2], scores={**base[2].scores, "_checks": [failed], "_shrunk": True,
+                                 "_looping": True}),
     )
     record = save(admin, make_loop(candidates=candidates))
     page = admin.get(f"/admin/ui/loops/{record.id}").text
@@ -398,4 +399,5 @@ def test_loop_page_shows_each_candidates_checks_and_the_loops_answer(admin):
     assert "(0/1 passed)" in draft and "(1/1 passed)" in second
     assert "word_count: 130 words; needs at least 120 words" in second
     assert "Dropped most of the text it revised" in final
+    assert "Repeats itself in a loop" in final and "Repeats itself" not in second
     assert "_checks" not in page and "_answer" not in page

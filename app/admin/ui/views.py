@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from app.admin.ui.charts import Point, trajectory_chart
-from loops.record import SHRUNK_KEY, answer_of, dimension_scores, stored_checks
+from loops.record import LOOPING_KEY, SHRUNK_KEY, answer_of, dimension_scores, stored_checks
 from store.records import CandidateRecord, ExperienceRecord, LoopRecord
 
 
@@ -77,6 +77,7 @@ class CandidateView:
     reflection: tuple[ActionView, ...]
     checks: tuple[CheckView, ...] = ()
     shrunk: bool = False
+    looping: bool = False
 
     @property
     def checks_passed(self) -> int:
@@ -145,7 +146,8 @@ def candidate_view(c: CandidateRecord, dims: Sequence[DimensionView], best: bool
                    for o in stored_checks(c.scores))
     return CandidateView(c.position, c.round, c.kind, c.parent_position, c.total_score, best,
                          c.text, scores, _text(reflection.get("summary")), items, checks,
-                         bool((c.scores or {}).get(SHRUNK_KEY)))
+                         bool((c.scores or {}).get(SHRUNK_KEY)),
+                         bool((c.scores or {}).get(LOOPING_KEY)))
 
 
 def loop_chart(record: LoopRecord, threshold: float | None) -> Markup:
