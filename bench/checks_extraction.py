@@ -7,12 +7,13 @@ matched labels / labels, precision matched found / found, micro-averaged over qu
 and per language. For the agents, what is scored is what a checklist carries (the pre-pass
 merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
 agent's own additions alone. `prepass` is scored on the development file the rules were
-corrected on, `heldout` on queries labelled before the pre-pass ever ran on them (see
-tests/data/checks/SOURCE.md), `short` on the short instruction-following requests of
+corrected on, `heldout` and `heldout2` on queries labelled before the pre-pass ever ran on
+them (see tests/data/checks/SOURCE.md), `short` on the short instruction-following requests of
 `verifiable_short.jsonl`, whatever --data names. Prints one JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
         [--heldout tests/data/checks/writingbench_checks_heldout.jsonl]
+        [--heldout2 tests/data/checks/writingbench_checks_heldout2.jsonl]
         [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]]
 """
 
@@ -31,6 +32,7 @@ from rubrics.checks.prepass import prepass
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checks" / \
     "writingbench_checks.jsonl"
 HELDOUT = DATA.with_name("writingbench_checks_heldout.jsonl")
+HELDOUT2 = DATA.with_name("writingbench_checks_heldout2.jsonl")
 SHORT = DATA.parent / "verifiable_short.jsonl"
 
 
@@ -67,6 +69,13 @@ def prepass_figures(path: Path) -> dict[str, Any]:
     return score(load(path), lambda row: prepass(row["query"]))
 
 
+def held_out_figures(path: Path) -> dict[str, Any]:
+    """The pre-pass on a held-out file, with the file's name and size."""
+    held = load(path)
+    return {"data": path.name, "queries": len(held),
+            "prepass": score(held, lambda row: prepass(row["query"]))}
+
+
 async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str,
                         mode: str) -> dict[str, tuple[Check, ...]]:
     from llm.openai import OpenAIBackend
@@ -92,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data", type=Path, default=DATA)
     p.add_argument("--heldout", type=Path, default=HELDOUT,
                    help="labelled queries the pre-pass was never corrected on")
+    p.add_argument("--heldout2", type=Path, default=HELDOUT2,
+                   help="a second such file, drawn after the first one's errors were seen")
     p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
@@ -104,10 +115,9 @@ def main(argv: list[str] | None = None) -> None:
         "prepass": score(rows, lambda row: prepass(row["query"])),
         "short": prepass_figures(SHORT),
     }
-    if args.heldout.is_file():
-        held = load(args.heldout)
-        report["heldout"] = {"data": args.heldout.name, "queries": len(held),
-                             "prepass": score(held, lambda row: prepass(row["query"]))}
+    for key, path in (("heldout", args.heldout), ("heldout2", args.heldout2)):
+        if path.is_file():
+            report[key] = held_out_figures(path)
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
         found = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model, args.mode))

@@ -81,6 +81,35 @@ INTRO_OUTRO = re.compile(
     r"(?:部分|章节|两个部分)", re.I)
 SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
 CLAUSE_BREAK = re.compile(r"[，,。！？!?；;\n]")
+# the words naming one part of a response in English
+_PART_NOUN = r"(?:section|part|chapter|segment|portion)"
+# a length followed by the part it is for, read from the length's end: "approximately 4,000
+# words for the main analysis section" (singular: "1500 words in the following sections" is a
+# total)
+FOR_A_PART = re.compile(
+    rf"\s*(?:for|in)\s+(?:the|its|your|this|that)\s+(?P<name>(?:[\w'-]+\s+){{0,4}}?)"
+    rf"{_PART_NOUN}\b(?!-)", re.I)
+# a length stated after the part it is for, read up to the length's first word or its
+# qualifier ("about", "no more than"): "the introduction section should be about 200 words",
+# "the conclusion part of at most 100 words"
+PART_BEFORE = re.compile(
+    rf"\bthe\s+(?P<name>(?:[\w'-]+\s+){{0,4}}?){_PART_NOUN}\s+(?:(?:should|must|needs?\s+to|"
+    r"will|is\s+to)\s+(?:be|have|contain|run(?:\s+to)?|take\s+up)|of|with|at)\s*:?\s*"
+    r"(?:[a-z]+\s+){0,3}$", re.I)
+# one of several versions of the text: "长版广告语", "短版本", "a short version", "the English
+# version"
+_VERSION_EN = (r"(?:long(?:er)?|short(?:er)?|full|brief|extended|condensed|abridged|english|"
+               r"chinese|formal|casual)[\s-]+(?:version|variant|edition)s?")
+VERSION_NAME = re.compile(
+    r"(?:长|短|简|简短|精简|完整|详细|加长|中文|英文|双语|正式|口语)版(?:本)?(?![权面块式型])|"
+    rf"\b{_VERSION_EN}\b", re.I)
+# a length followed by the version it is for: "under 15 words for the short version"
+FOR_A_VERSION = re.compile(rf"\s*(?:for|in)\s+(?:the|its|your|each)\s+{_VERSION_EN}\b", re.I)
+# words asking for several versions at once: "每个版本", "两个版本", "both versions"
+SEVERAL_VERSIONS = re.compile(
+    r"(?:每个|每一|各个|各|两个|两|二|三个|三|多个|几个|\d\s*个)版本|"
+    r"\b(?:each|every|both|two|three|several|multiple|\d)\s+(?:\w+\s+)?(?:versions|variants)\b",
+    re.I)
 
 
 def _count(kind: str, relation: str, n: int | None, upper: int | None = None,
@@ -143,6 +172,10 @@ _UNIT_EN = r"(highlighted\s+sections?|bullet\s+points?|bullets?|numbered\s+(?:it
            r"paragraphs?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
 
 
+# words between a count and its unit: "three main parts", "4 separate sections"
+_PART_ADJECTIVE_EN = r"(?:separate|distinct|short|markdown|main|major|key|core|primary|clear)"
+
+
 def _unit_kind(word: str) -> str:
     base = " ".join(word.lower().split()).rstrip("s")
     return _UNITS_EN.get(base, _UNITS_EN.get(base.rstrip("s"), "paragraph_count"))
@@ -157,6 +190,17 @@ def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     if kind == "section_count":
         extra["marker"] = None
     return _count(kind, relation, to_int(m.group(2)), **extra)
+
+
+def _unit_range(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A range of parts: "in 4-5 paragraphs", "between 3 and 5 sections"."""
+    kind = _unit_kind(m.group(3))
+    extra: dict[str, Any] = {}
+    if kind == "paragraph_count":
+        extra["divider"] = None
+    if kind == "section_count":
+        extra["marker"] = None
+    return _count(kind, "between", to_int(m.group(1)), to_int(m.group(2)), **extra)
 
 
 def _marked_sections(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -368,6 +412,7 @@ _ZH_AT_MOST = r"不超过|不多于|最多|至多|不得超过|不能超过|不�
 _ZH_LESS_THAN = r"(?<![不得能应])(?:少于|低于|小于)"
 _ZH_CHARS = r"(?:个)?(?:汉)?字(?!母|段|句|体|号|幕|条)"
 _ZH_UNITS = {"段": "paragraph_count", "个段落": "paragraph_count", "段落": "paragraph_count",
+             "个自然段": "paragraph_count", "自然段": "paragraph_count",
              "个部分": "section_count", "部分": "section_count", "个章节": "section_count",
              "章": "section_count", "个小标题": "heading_count", "句话": "sentence_count",
              "个板块": "section_count", "大板块": "section_count",
@@ -385,6 +430,8 @@ def _zh_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count(kind, "exactly", to_int(m.group(1)), **extra)
 
 
+# "分" as "divide into" ("分4-5个自然段"), not inside 部分, 满分, 评分, 充分, 十分, 百分
+_ZH_DIVIDE = r"(?<![部满评充十百得积])分"
 _NOT_RANGE = r"(?<![\d～~〜到至\-–—])"
 _QUOTED = r"[“\"'「『]([^”\"'」』\n]{1,80})[”\"'」』]"
 
@@ -409,8 +456,11 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
      r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least")),
     (rf"(?:\b({_QUALIFIER_EN}|in|of|into|with|has|have|contains?|containing|include|use|write|"
-     rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:separate\s+|distinct\s+|short\s+|"
-     rf"markdown\s+)?{_UNIT_EN}\b", _units),
+     rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
+     rf"{_UNIT_EN}\b", _units),
+    (rf"\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
+     rf"consist\s+of|between)\s+{_N}{_DASH}{_N}\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
+     r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range),
     (rf"\b({EN_NUMBER})\s+sections?[^\n]{{0,80}}?mark(?:ed)?\s+(?:the\s+beginning\s+of\s+each"
      rf"\s+section\s+)?with\s+['\"]?([A-Za-z]+)\s+X", _marked_sections),
     (rf"\bhighlight\s+({_QUALIFIER_EN})?\s*({EN_NUMBER})\s+(?:sections?|parts?|words?|phrases?|"
@@ -548,8 +598,8 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
      r"(?![以内之下左上])|"
      rf"(?:一篇|一份|一段|写|撰写)\s*(\d+)\s*{_ZH_CHARS}(?:的|之)", _zh_chars("about")),
     # Chinese counts of parts
-    (rf"(?:分为|分成|包括|包含|共|分|划分为)\s*{_ZN}\s*(个部分|部分|段落|个段落|个章节|个小标题|"
-     r"段|句话)", _zh_units),
+    (rf"(?:分为|分成|包括|包含|共|分|划分为)\s*{_ZN}\s*(个部分|部分|段落|个段落|个自然段|自然段|"
+     r"个章节|个小标题|段|句话)", _zh_units),
     (rf"(?:分为|分成|包含|包括|按|按照|要求|涵盖)[^。；\n]{{1,60}}?(?<![每第]){_ZN}\s*(个部分|个板块|"
      r"大板块|个章节)", _zh_units),
     (r"((?:[‘'“\"][^’'”\"\n]{1,20}[’'”\"][、，,和及与]?\s*)+)等?(?:关键词|关键字)", _keywords),
@@ -569,7 +619,8 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (rf"(?P<words>{_QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词)?\s*(?:在[^。；\n]{{0,8}}中)?\s*"
      rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*出现\s*(?P<q2>{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*"
      rf"(?P<n>{ZH_NUMBER})\s*次", _keyword_zh),
-    (rf"(?:分为|分成|共)\s*{_ZN}\s*(?:-|–|~|～|到|至)\s*{_ZN}\s*个?(?:自然)?(?:段落|段)",
+    (rf"(?:分为|分成|共|{_ZH_DIVIDE})\s*{_ZN}\s*(?:-|–|~|～|到|至)\s*{_ZN}\s*个?(?:自然)?"
+     r"(?:段落|段)",
      lambda m: _count("paragraph_count", "between", *_numbers(m)[:2], divider=None)),
     # Chinese form
     (rf"以\s*{_QUOTED}\s*(?:作为|作)?(?:结尾|结束|收尾)|结尾(?:处)?(?:要|需|需要|必须|请)?"

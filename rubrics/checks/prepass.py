@@ -14,8 +14,15 @@ Rules the labels of `tests/data/checks/` follow too:
   左右）", "- Main slogan (10-15 words)"), or in the first clause of a numbered item of a list
   of contents ("包含以下内容：1) 活动规划需包含……四大板块"); unless the label or name is the
   length, the requirements or the body, or the length is said to be the total;
+- nor is a length said to be for one named part ("approximately 4,000 words for the main
+  analysis section", "the introduction section should be about 200 words"), unless the part
+  named is the body or the whole;
+- when the request asks for several versions ("长版……短版……", "每个版本", "a long version
+  and a short version"), a length in a clause naming a version is that version's: skipped;
 - when the request asks for several texts ("撰写20条用户评价", "Write 5 reviews"), a length
   not said to be the total is each text's: skipped;
+- "N main / key parts" is a count of sections like "N parts"; "分4-5个自然段", "in 4-5
+  paragraphs" are `between` counts of paragraphs;
 - N parts with introductory and concluding sections asked for besides them (in another
   sentence) leave the total unclear: no section count;
 - a count of Chinese characters (N字) is `char_count`; a count of words is `word_count`.
@@ -38,6 +45,8 @@ from rubrics.checks.phrasings import (
     EACH_BEFORE,
     EACH_ZH_AFTER,
     EACH_ZH_BEFORE,
+    FOR_A_PART,
+    FOR_A_VERSION,
     INTRO_OUTRO,
     ITEMS_EN,
     ITEMS_ZH,
@@ -45,11 +54,14 @@ from rubrics.checks.phrasings import (
     LIST_MARKER,
     NAME_SEPARATOR,
     NUMBERED_ITEM,
+    PART_BEFORE,
     PART_OF,
     PART_UNITS,
     RULES,
     SENTENCE_END,
+    SEVERAL_VERSIONS,
     TOTAL,
+    VERSION_NAME,
     WHOLE_LABEL,
     WRITE_VERB,
 )
@@ -136,6 +148,33 @@ def _in_contents_item(text: str, end: int) -> bool:
         and not (CLAUSE_BREAK.search(said) or WHOLE_LABEL.search(said) or TOTAL.search(said))
 
 
+def _for_a_named_part(text: str, match: re.Match[str]) -> bool:
+    """A length said to be for one named part: "approximately 4,000 words for the main analysis
+    section", "the introduction section should be about 200 words"; not when the part named is
+    the body or the whole ("800 words for the main body section")."""
+    after = FOR_A_PART.match(text, match.end())
+    before = PART_BEFORE.search(_clause_before(text, match.start()))
+    return any(found and not _names_the_whole(found.group("name")) for found in (after, before))
+
+
+def _for_a_version(text: str, match: re.Match[str]) -> bool:
+    """A length said of one of several versions the request asks for ("长版广告语字数控制在
+    50字以内，短版广告语字数控制在15字以内", "a long version under 50 words and a short version
+    under 15 words"): each version's, not the response's. A length said of the one version
+    asked for ("write a short version of 100 words") is the response's."""
+    names = {" ".join(found.group(0).lower().split()) for found in VERSION_NAME.finditer(text)}
+    if len(names) < 2 and not SEVERAL_VERSIONS.search(text):
+        return False
+    return bool(VERSION_NAME.search(_since_clause_break(text, match.start()))
+                or FOR_A_VERSION.match(text, match.end()))
+
+
+def _since_clause_break(text: str, at: int) -> str:
+    """The text from the last comma, semicolon or sentence end before `at` up to `at`."""
+    breaks = [m.end() for m in CLAUSE_BREAK.finditer(text, 0, at)]
+    return text[breaks[-1] if breaks else 0:at]
+
+
 def _clause_before(text: str, at: int) -> str:
     """The text from the start of the sentence up to `at`."""
     ends = [m.end() for m in SENTENCE_END.finditer(text, 0, at)]
@@ -164,6 +203,8 @@ def _of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> boo
         return False
     line = _line_before(text, match.start())
     if _after_label(line) or _in_named_paren(line) or _in_contents_item(text, match.end()):
+        return True
+    if _for_a_named_part(text, match) or _for_a_version(text, match):
         return True
     return several and kind in LENGTH_KINDS \
         and not TOTAL.search(_clause_before(text, match.start()))

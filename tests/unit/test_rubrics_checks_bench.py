@@ -49,3 +49,11 @@ def test_reports_the_held_out_queries_next_to_the_development_ones(capsys):
     assert report["heldout"]["queries"] >= 30
     assert set(report["heldout"]["prepass"]) == {"all", "en", "zh"}
     assert "agent" not in report
+
+
+def test_reports_the_second_held_out_set_next_to_the_first(capsys):
+    main([])
+    report = json.loads(capsys.readouterr().out)
+    assert report["heldout2"]["data"] == "writingbench_checks_heldout2.jsonl"
+    assert report["heldout2"]["queries"] >= 40
+    assert set(report["heldout2"]["prepass"]) == {"all", "en", "zh"}

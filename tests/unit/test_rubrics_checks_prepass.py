@@ -314,3 +314,55 @@ def test_short_verifiable_requests_keep_the_measured_floor():
     figures = score(load(SHORT), lambda row: prepass(row["query"]))
     assert figures["all"]["queries"] >= 36 and figures["all"]["labels"] >= 50
     assert figures["all"]["recall"] >= 0.95 and figures["all"]["precision"] >= 0.95
+
+
+@pytest.mark.parametrize("request_text", [
+    # a length said to be for one named part, after or before the length
+    "Write a video script with approximately 4,000 words for the main analysis section.",
+    "The introduction section should be about 200 words.",
+    "Write the report, with the conclusion part of at most 100 words.",
+    # a length of each of several versions
+    "长版广告语字数控制在50字以内，短版广告语字数控制在15字以内，每个版本提供3-5个方案。",
+    "Write a long version under 50 words and a short version under 15 words.",
+    "Provide two versions of the slogan, no more than 15 words for the short version.",
+    # a paragraph count of one named part
+    "正文部分4-5段。",
+])
+def test_a_length_of_one_named_part_or_version_is_not_the_responses(request_text):
+    assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    # the part named is the body; plural parts read as a total
+    ("Write an essay of about 800 words for the main body section.",
+     [words("between", 640, 960)]),
+    ("The main body section should be no more than 800 words.", [words("at most", 800)]),
+    ("Write 1500 words in the following sections: background, method, results.",
+     [words("between", 1200, 1800)]),
+    ("The essay should be about 200 words.", [words("between", 160, 240)]),
+    # one version asked for, or a total over the versions
+    ("Write a short version of the story in about 100 words.", [words("between", 80, 120)]),
+    ("请写一段简短版本的介绍，控制在100字以内。", [chars("at most", 100)]),
+    ("请提供中文版和英文版，总字数不超过300字。", [chars("at most", 300)]),
+    # N main / key parts, and ranges of paragraphs in both languages
+    ("Must include three main parts: opening introduction, main analysis, and closing summary.",
+     [count("section_count", "exactly", 3, marker=None)]),
+    ("The article is divided into 4 key sections.",
+     [count("section_count", "exactly", 4, marker=None)]),
+    ("Write it in 4-5 paragraphs.",
+     [("paragraph_count", {"relation": "between", "n": 4, "upper": 5, "divider": None})]),
+    ("字数要求2000字左右，分4-5个自然段。",
+     [chars("between", 1600, 2400),
+      ("paragraph_count", {"relation": "between", "n": 4, "upper": 5, "divider": None})]),
+    ("全文分3个自然段。", [count("paragraph_count", "exactly", 3, divider=None)]),
+])
+def test_a_length_or_count_of_the_whole_beside_parts_and_versions(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Write three main points about the topic.",  # points are not parts
+    "本次考试满分4-5段。",  # 满分 is a full score, not "divide into"
+])
+def test_near_misses_of_parts_and_paragraph_ranges(request_text):
+    assert found(request_text) == []
