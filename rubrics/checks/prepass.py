@@ -25,6 +25,8 @@ Rules the labels of `tests/data/checks/` follow too:
   paragraphs" are `between` counts of paragraphs;
 - N parts with introductory and concluding sections asked for besides them (in another
   sentence) leave the total unclear: no section count;
+- of two lengths no text can meet together ("1000-1200字" and "中间600-700字"), the lower
+  is a part's: dropped;
 - a count of Chinese characters (N字) is `char_count`; a count of words is `word_count`.
 """
 
@@ -264,6 +266,21 @@ def _without_misreadings(checks: list[Check]) -> list[Check]:
         and c.quote != other.quote for other in checks)]
 
 
+def _span(check: Check) -> tuple[int, float]:
+    """The counts a count check allows, as (lowest, highest)."""
+    relation, n, upper = check.params["relation"], check.params["n"], check.params["upper"]
+    return {"at least": (n, float("inf")), "at most": (0, n), "exactly": (n, n),
+            "between": (n, upper if upper is not None else n)}[relation]
+
+
+def _whole_lengths(checks: list[Check]) -> list[Check]:
+    """One response has one length: of two lengths of one kind that no text can meet
+    together, the one wholly below the other's floor is a part's ("全文1000-1200字……中间
+    600-700字", the middle part's), not the response's: dropped."""
+    return [c for c in checks if not (c.kind in LENGTH_KINDS and any(
+        other.kind == c.kind and _span(other)[0] > _span(c)[1] for other in checks))]
+
+
 def _beside_intro_outro(request: str, at: int) -> bool:
     """Whether another sentence than the one stating N parts at `at` asks for introductory or
     concluding sections: on top of the N, they leave the response's total unclear."""
@@ -299,7 +316,7 @@ def prepass(request: str) -> tuple[Check, ...]:
         mark = divider.group(1) or divider.group(2)
         checks = [c.model_copy(update={"params": {**c.params, "divider": mark}})
                   if c.kind == "paragraph_count" else c for c in checks]
-    checks = _without_misreadings(checks)
+    checks = _whole_lengths(_without_misreadings(checks))
     marked = {(c.params["relation"], c.params["n"]) for c in checks
               if c.kind == "section_count" and c.params["marker"]}
     return tuple(c for c in checks if not (

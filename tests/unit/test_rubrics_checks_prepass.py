@@ -366,3 +366,17 @@ def test_a_length_or_count_of_the_whole_beside_parts_and_versions(request_text, 
 ])
 def test_near_misses_of_parts_and_paragraph_ranges(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    # the parts' lengths lie wholly below the total's floor: only the total is the response's
+    ("写一篇文章，全文1000-1200字。开头100字左右，中间600-700字，结尾200-300字。",
+     [("char_count", {"relation": "between", "n": 1000, "upper": 1200})]),
+    ("Write an essay of at least 1000 words. The introduction should be about 150 words.",
+     [words("at least", 1000)]),
+    # two bounds one text can meet together are both the response's
+    ("Write no less than 300 words and no more than 500 words.",
+     [words("at least", 300), words("at most", 500)]),
+])
+def test_of_two_lengths_no_text_can_meet_together_the_lower_is_a_parts(request_text, expected):
+    assert found(request_text) == expected
