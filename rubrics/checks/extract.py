@@ -5,12 +5,16 @@ Strict structured-output modes take no `oneOf`, so one check is a flattened obje
 (an enum of the registry), the request words it came from, the count fields (relation, n,
 upper) and one `text` field for the kind's other parameter, each nullable; a kind reads the
 fields it uses and ignores the rest. An agent's check is
-kept only if the pre-pass found the same requirement or its quote really occurs in the request
-(whitespace and case aside): a check the request does not say would fail good answers.
+kept only if the pre-pass found the same requirement, or its quote really occurs in the
+request (whitespace and case aside) and says that kind of requirement (`supports`): a count
+quotes a number, a keyword quotes its word, a title quotes "title" or "<<"... A check the
+request does not say would fail good answers; a small agent quotes any words of the request
+("The sky is blue") for any kind.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +28,46 @@ QUOTE_CHARS = 200
 
 COUNT_FIELDS = ("relation", "n", "upper")
 TEXT_CHARS = 200
+
+
+_NUMBER = (r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|"
+           r"twenty|thirty|forty|fifty|hundred|thousand|once|twice|thrice|single|dozen)\b|"
+           r"[一二两三四五六七八九十百千万]")
+# What a quote must say for an agent's check of each kind to stand on it; a kind whose
+# parameter is a word or phrase must also quote that word or phrase (`_QUOTES_PARAM`).
+CUES: dict[str, re.Pattern[str]] = {kind: re.compile(cue, re.I) for kind, cue in {
+    "lowercase": r"lower\s*-?\s*case|小写",
+    "uppercase": r"capital|upper\s*-?\s*case|all\s+caps|大写",
+    "capital_word_count": r"capital|upper\s*-?\s*case|caps|大写",
+    "no_commas": r"comma|逗号",
+    "quoted": r"quot|引号",
+    "title": r"title|<<|标题|题目",
+    "postscript": r"p\.\s*s\.|postscript|附言",
+    "json": r"json",
+    "json_schema": r"schema",
+    "language": r"language|english|chinese|french|german|spanish|japanese|korean|russian|"
+                r"italian|portuguese|中文|英文|语",
+    "starts_with": r"start|begin|open|first|开头|开始|以",
+    "ends_with": r"\bend|finish|close|last|conclu|结尾|结束|以",
+    "xml_tag": r"<|\btags?\b|标签",
+    "field_marker": r"\[\[|marker|field|字段",
+    "letter_frequency": r"letter|字母",
+}.items()}
+_QUOTES_PARAM = {"keyword": "word", "forbidden_word": "word", "starts_with": "phrase",
+                 "ends_with": "phrase", "xml_tag": "tag", "field_marker": "name"}
+
+
+def supports(check: Check, quote: str) -> bool:
+    """Does `quote` state a requirement of the check's kind: a number for a count, the kind's
+    cue word, and the word, phrase, tag or field name the check is about where it has one."""
+    if "relation" in check.params and not re.search(_NUMBER, quote, re.I) \
+            and check.kind not in ("keyword", "letter_frequency"):
+        return False
+    cue = CUES.get(check.kind)
+    if cue is not None and not cue.search(quote):
+        return False
+    param = _QUOTES_PARAM.get(check.kind)
+    return param is None or fold(str(check.params.get(param) or "")) in fold(quote)
 
 
 def _text_param(kind: str) -> str | None:
@@ -68,7 +112,7 @@ def kinds_prompt() -> str:
 def from_agent(item: Mapping[str, Any], request: str,
                found: Iterable[Check] = ()) -> Check | None:
     """The check an agent's flattened item states, or None when it is malformed, or neither
-    the pre-pass found it nor its quote occurs in `request`."""
+    the pre-pass found it nor its quote occurs in `request` and `supports` it."""
     kind = item.get("kind")
     if kind not in KINDS:
         return None
@@ -84,7 +128,9 @@ def from_agent(item: Mapping[str, Any], request: str,
         return None
     if check.key() in {c.key() for c in found}:
         return check
-    return check if quote and fold(quote) in fold(request) else None
+    if quote and fold(quote) in fold(request) and supports(check, quote):
+        return check
+    return None
 
 
 def _slot(check: Check) -> tuple[Any, ...]:

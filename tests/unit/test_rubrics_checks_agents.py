@@ -113,14 +113,43 @@ async def test_random_schema_valid_answers_never_degrade_and_keep_only_quoted_ch
 
 def test_the_text_field_carries_each_kind_s_other_parameter():
     request = 'Use the word "river" twice, end with "Bye.", answer in French, keep <answer>.'
-    cases = [("keyword", dict(relation="at least", n=2, text="river"), {"word": "river"}),
-             ("ends_with", dict(text="Bye."), {"phrase": "Bye."}),
-             ("language", dict(text="fr"), {"language": "fr"}),
-             ("xml_tag", dict(text="answer"), {"tag": "answer"})]
-    for kind, fields, expected in cases:
-        check = from_agent(flat(kind, "Use the word", **fields), request)
+    cases = [("keyword", 'Use the word "river" twice', dict(relation="at least", n=2,
+                                                            text="river"), {"word": "river"}),
+             ("ends_with", 'end with "Bye."', dict(text="Bye."), {"phrase": "Bye."}),
+             ("language", "answer in French", dict(text="fr"), {"language": "fr"}),
+             ("xml_tag", "keep <answer>", dict(text="answer"), {"tag": "answer"})]
+    for kind, quote, fields, expected in cases:
+        check = from_agent(flat(kind, quote, **fields), request)
         assert check is not None and expected.items() <= check.params.items()
-    assert from_agent(flat("language", "Use the word", text="French"), request) is None
+    assert from_agent(flat("language", "answer in French", text="French"), request) is None
+
+
+@pytest.mark.parametrize("kind, quote, fields", [
+    # SmolLM2 as the agent, on "In fewer than 50 words, explain why the sky is blue.": a
+    # title "quoted" from words of the request that ask for no title
+    ("title", "the sky is blue", {}),
+    ("word_count", "explain why the sky", dict(relation="at most", n=49)),
+    ("keyword", "explain why the sky", dict(relation="at least", n=1, text="Rayleigh")),
+    ("ends_with", "In fewer than 50 words", dict(text="Any questions?")),
+    ("lowercase", "explain why the sky is blue", {}),
+])
+def test_a_quote_that_does_not_state_the_kind_keeps_no_check(kind, quote, fields):
+    request = "In fewer than 50 words, explain why the sky is blue."
+    assert from_agent(flat(kind, quote, **fields), request) is None
+
+
+@pytest.mark.parametrize("kind, quote, fields", [
+    ("word_count", "In fewer than fifty words", dict(relation="at most", n=49)),
+    ("title", "a title in <<double angular brackets>>", {}),
+    ("ends_with", 'finish with "Any questions?"', dict(text="Any questions?")),
+    ("keyword", 'use the word "blue"', dict(relation="at least", n=1, text="blue")),
+    ("char_count", "不少于八百字", dict(relation="at least", n=800)),
+])
+def test_a_quote_that_states_the_kind_keeps_the_check(kind, quote, fields):
+    request = ("In fewer than fifty words, explain why the sky is blue; use the word \"blue\", "
+               "a title in <<double angular brackets>>, finish with \"Any questions?\". "
+               "不少于八百字")
+    assert from_agent(flat(kind, quote, **fields), request) is not None
 
 
 async def test_the_pre_pass_reads_standing_instructions_and_the_target_turn_only():
