@@ -10,7 +10,10 @@ method, one JSON line.
 The labels are what is scored; the loop sees only the request and finds its checks itself
 (pre-pass and checklist agents), so `loop_check_recall` says how many of the labelled checks
 the loop's own checklist carried. For MRPO also: answers whose draft failed a labelled check
-and that pass it (`fixed`), the reverse (`broken`), the draft scored against direct
+and that pass it (`fixed`), the reverse (`broken`), the rewrites that pass more labelled
+checks than the draft (`rewrites_better`) and how many of them the judge scored below the
+draft on content (`better_judged_lower`: the bounded check bonus cannot carry them), the
+draft scored against direct
 (temperature 0: the draft is the direct answer), rounds, degraded loops, hidden calls and
 seconds. Memory is off (a fresh bank recalls nothing in a few dozen queries). With `--out`
 every answer is written to a JSON-lines file as it comes, so a long run killed halfway still
@@ -70,8 +73,16 @@ async def answer_mrpo(loop: ReflectionLoop, messages: list, params: ChatParams,
     trace = await loop.run(messages, params, options, namespace="bench")
     draft = next((c for c in trace.candidates if c.kind == "draft"), trace.answer)
     carried = {c.key() for c in trace.checklist.checks}
+    drafted = sum(passes(draft.text, wanted))
+    rewrites = [c for c in trace.candidates if c.kind != "draft" and c.score is not None]
+    better = [c for c in rewrites if sum(passes(c.text, wanted)) > drafted]
     return {"answer": trace.answer.text, "draft": draft.text,
             "draft_passed": passes(draft.text, wanted),
+            # rewrites that pass more labelled checks than the draft, and how many of those
+            # the judge scored below the draft on content
+            "rewrites": len(rewrites), "rewrites_better": len(better),
+            "better_judged_lower": sum(1 for c in better
+                                       if (c.score or 0.0) < (draft.score or 0.0)),
             "calls": trace.ledger.total_calls, "tokens": trace.ledger.total.total_tokens,
             "rounds": trace.rounds, "stop": trace.stop_reason,
             "degraded": trace.stop_reason == "degraded",
@@ -102,6 +113,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             rounds=round(statistics.mean(r["rounds"] for r in rows), 2),
             degraded=sum(r["degraded"] for r in rows),
             rewrite_answers=sum(r["answer_kind"] != "draft" for r in rows),
+            rewrites=sum(r.get("rewrites", 0) for r in rows),
+            rewrites_better=sum(r.get("rewrites_better", 0) for r in rows),
+            better_judged_lower=sum(r.get("better_judged_lower", 0) for r in rows),
             loop_check_recall=round(sum(r["loop_carried"] for r in rows) / len(checks), 4)
             if checks else None)
     return out

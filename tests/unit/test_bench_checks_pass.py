@@ -43,6 +43,8 @@ def test_both_methods_are_scored_on_the_labels(tmp_path) -> None:
     assert direct["failed"][0].startswith("[FAIL] lowercase")
     # the loop found both form checks in the request itself (the pre-pass), not the length
     assert mrpo["loop_carried"] == 2 and mrpo["draft_passed"] == [False, False, True]
+    assert (mrpo["rewrites"], mrpo["rewrites_better"]) == (1, 1)
+    assert mrpo["better_judged_lower"] in (0, 1)
     mrpo.update(outcome(mrpo["answer"], WANTED))
     fixed = mrpo["answer"] == "the river runs slow and wide"  # y* by the random judge's scores
     assert fixed or mrpo["answer"] == direct["answer"]
