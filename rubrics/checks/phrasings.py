@@ -181,26 +181,21 @@ def _unit_kind(word: str) -> str:
     return _UNITS_EN.get(base, _UNITS_EN.get(base.rstrip("s"), "paragraph_count"))
 
 
+def _unit_extra(kind: str) -> dict[str, Any]:
+    """The unset parameter a count of paragraphs (divider) or sections (marker) carries."""
+    return {"paragraph_count": {"divider": None}, "section_count": {"marker": None}}.get(kind, {})
+
+
 def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     relation = relation_of(m.group(1) or "")
     kind = _unit_kind(m.group(3))
-    extra: dict[str, Any] = {}
-    if kind == "paragraph_count":
-        extra["divider"] = None
-    if kind == "section_count":
-        extra["marker"] = None
-    return _count(kind, relation, to_int(m.group(2)), **extra)
+    return _count(kind, relation, to_int(m.group(2)), **_unit_extra(kind))
 
 
 def _unit_range(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """A range of parts: "in 4-5 paragraphs", "between 3 and 5 sections"."""
     kind = _unit_kind(m.group(3))
-    extra: dict[str, Any] = {}
-    if kind == "paragraph_count":
-        extra["divider"] = None
-    if kind == "section_count":
-        extra["marker"] = None
-    return _count(kind, "between", to_int(m.group(1)), to_int(m.group(2)), **extra)
+    return _count(kind, "between", to_int(m.group(1)), to_int(m.group(2)), **_unit_extra(kind))
 
 
 def _marked_sections(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
