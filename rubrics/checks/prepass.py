@@ -40,6 +40,10 @@ from rubrics.checks.base import ParamsInvalid
 from rubrics.checks.model import Check
 from rubrics.checks.numbers import to_int
 from rubrics.checks.phrasings import (
+    PART_OF,
+    RULES,
+)
+from rubrics.checks.phrasings.whose import (
     CLAUSE_BREAK,
     CONTENTS_INTRO,
     CONTENTS_REACH,
@@ -57,9 +61,7 @@ from rubrics.checks.phrasings import (
     NAME_SEPARATOR,
     NUMBERED_ITEM,
     PART_BEFORE,
-    PART_OF,
     PART_UNITS,
-    RULES,
     SENTENCE_END,
     SEVERAL_VERSIONS,
     TOTAL,
