@@ -6,320 +6,71 @@ language, and the machine-read markers a request dictates."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
-from rubrics.checks.language import NAMES
-from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, about, to_int
-
-Build = Callable[[re.Match[str]], list[tuple[str, dict[str, Any]]]]
-_I = re.I | re.S
-
-_AT_LEAST_EN = (r"at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"
-                r"(?:a\s+)?minimum\s+(?:of\s+)?|min\.?")
-_MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than"
-_AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum\s+(?:of\s+)?|"
-               r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
-               r"no\s+longer\s+than")
-_LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below"
-_QUALIFIER_EN = rf"{_AT_LEAST_EN}|{_MORE_THAN_EN}|{_AT_MOST_EN}|{_LESS_THAN_EN}|exactly"
-_ABOUT_EN = r"about|around|approximately|approx\.?|roughly|~|some"
-_DASH = r"\s*(?:-|–|—|~|～|to|and)\s*"
-_N = rf"({EN_NUMBER})"
-
-def _count(kind: str, relation: str, n: int | None, upper: int | None = None,
-           **extra: Any) -> list[tuple[str, dict[str, Any]]]:
-    """One count check; the strict "more than N" and "less than N" become at least N + 1 and
-    at most N - 1."""
-    if n is None:
-        return []
-    if relation == "more than":
-        relation, n = "at least", n + 1
-    elif relation == "less than":
-        relation, n = "at most", max(0, n - 1)
-    return [(kind, {"relation": relation, "n": n, "upper": upper, **extra})]
-
-
-def relation_of(qualifier: str) -> str:
-    """The relation an English qualifier ("no more than", "over", "exactly") states."""
-    for pattern, relation in ((_AT_LEAST_EN, "at least"), (_MORE_THAN_EN, "more than"),
-                              (_AT_MOST_EN, "at most"), (_LESS_THAN_EN, "less than")):
-        if re.fullmatch(pattern, " ".join(qualifier.split()), re.I):
-            return relation
-    return "exactly"
-
-
-def _approx(kind: str, n: int | None, **extra: Any) -> list[tuple[str, dict[str, Any]]]:
-    if n is None:
-        return []
-    low, high = about(n)
-    return _count(kind, "between", low, high, **extra)
-
-
-def _numbers(m: re.Match[str]) -> list[int | None]:
-    """The numbers of the alternative that matched, in order."""
-    return [to_int(g) for g in m.groups() if g is not None]
-
-
-def _length(kind: str, relation: str) -> Build:
-    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        numbers = _numbers(m)
-        if relation == "between":
-            return _count(kind, "between", *numbers[:2])
-        if relation == "about":
-            return _approx(kind, numbers[0])
-        return _count(kind, relation, numbers[0])
-    return build
-
-
-def _words(relation: str) -> Build:
-    return _length("word_count", relation)
-
-
-_UNITS_EN = {
-    "paragraph": "paragraph_count", "bullet": "bullet_count", "bullet point": "bullet_count",
-    "sentence": "sentence_count", "section": "section_count", "heading": "heading_count",
-    "highlighted section": "highlight_count", "placeholder": "placeholder_count",
-    "numbered item": "numbered_count", "numbered point": "numbered_count",
-    "part": "section_count", "chapter": "section_count",
-}
-_UNIT_EN = r"(highlighted\s+sections?|bullet\s+points?|bullets?|numbered\s+(?:items?|points?)|" \
-           r"paragraphs?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
-
-
-# words between a count and its unit: "three main parts", "4 separate sections"
-_PART_ADJECTIVE_EN = r"(?:separate|distinct|short|markdown|main|major|key|core|primary|clear)"
-
-
-def _unit_kind(word: str) -> str:
-    base = " ".join(word.lower().split()).rstrip("s")
-    return _UNITS_EN.get(base, _UNITS_EN.get(base.rstrip("s"), "paragraph_count"))
-
-
-def _unit_extra(kind: str) -> dict[str, Any]:
-    """The unset parameter a count of paragraphs (divider) or sections (marker) carries."""
-    return {"paragraph_count": {"divider": None}, "section_count": {"marker": None}}.get(kind, {})
-
-
-def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    relation = relation_of(m.group(1) or "")
-    kind = _unit_kind(m.group(3))
-    return _count(kind, relation, to_int(m.group(2)), **_unit_extra(kind))
-
-
-def _unit_range(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """A range of parts: "in 4-5 paragraphs", "between 3 and 5 sections"."""
-    kind = _unit_kind(m.group(3))
-    return _count(kind, "between", to_int(m.group(1)), to_int(m.group(2)), **_unit_extra(kind))
-
-
-def _marked_sections(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    return _count("section_count", "exactly", to_int(m.group(1)), marker=m.group(2).strip())
-
-
-def _flag(kind: str, **params: Any) -> Build:
-    return lambda m: [(kind, dict(params))]
-
-
-def _phrase(kind: str) -> Build:
-    return lambda m: [(kind, {"phrase": m.group(1).strip()})] if m.group(1).strip() else []
-
-
-def _keywords(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    words = re.findall(r"[\"'“‘]([^\"'”’\n]{1,60})[\"'”’]", m.group(1))
-    if not words:
-        words = [w for w in re.split(r",\s*|\s+and\s+|\s*、\s*|\s*和\s*", m.group(1)) if w]
-    return [("keyword", {"word": w.strip(), "relation": "at least", "n": 1, "upper": None})
-            for w in words if 0 < len(w.split()) <= 4]
-
-
-def _forbidden_bare(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    words = re.split(r"\s*,\s*|\s+or\s+|\s+and\s+", m.group(1).strip())
-    return [("forbidden_word", {"word": w}) for w in words if w]
-
-
-def _word_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    return _count("keyword", relation_of(m.group(2) or ""), to_int(m.group(3)),
-                  word=m.group(1).strip())
-
-
-def _forbidden(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    words = re.findall(r"[\"'“‘]([^\"'”’\n]{1,60})[\"'”’]", m.group(1))
-    return [("forbidden_word", {"word": w.strip()}) for w in words]
-
-
-_LANGUAGE_BY_NAME = {name.lower(): code for code, name in NAMES.items()}
-_LANGUAGE_ZH = {"英文": "en", "英语": "en", "中文": "zh", "汉语": "zh", "法语": "fr", "德语": "de",
-                "西班牙语": "es", "日语": "ja", "日文": "ja", "韩语": "ko", "俄语": "ru"}
-
-
-def _language(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    code = _LANGUAGE_BY_NAME.get(m.group(1).lower()) or _LANGUAGE_ZH.get(m.group(1))
-    return [("language", {"language": code})] if code else []
-
-
-# --- Lists, repeated words, letters, capitals, closing phrases: the usual ways short
-# instruction-following requests state them ---------------------------------------------------
-_TIMES = {"once": 1, "twice": 2, "thrice": 3}
-# a check of the key's kind read from words inside a longer check of one of the listed kinds
-# is a misreading: the "in all capital letters" of "use words in all capital letters at least
-# 2 times" asks for capitalised words, not a response all in capitals
-PART_OF = {"uppercase": frozenset({"capital_word_count"})}
-# one quoted word or phrase, quotes paired; a list of them joined by commas, "and", "or", 、
-_QUOTE_ITEM = (r"(?:\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|'[^'\n]{1,80}'(?!\w)|‘[^’\n]{1,80}’|"
-               r"「[^」\n]{1,80}」|『[^』\n]{1,80}』)")
-_QUOTE_INSIDE = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|'([^'\n]{1,80})'(?!\w)|"
-                           r"‘([^’\n]{1,80})’|「([^」\n]{1,80})」|『([^』\n]{1,80})』")
-_QUOTE_LIST = (rf"{_QUOTE_ITEM}(?:(?:\s*[,，、]\s*|\s+(?:or|and|nor)\s+|\s*,\s*(?:or|and|nor)\s+|"
-               rf"\s*[和或及与]\s*){_QUOTE_ITEM})*")
-# a count of occurrences: "3 times", "at least once", "twice"
-_TIMES_EN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?:(?P<n>{EN_NUMBER})\s+times?\b|"
-             r"(?P<t>once|twice|thrice)\b)")
-# a number that is not the end of a range ("3-5 bullets", "between 3 and 5 bullets")
-_NOT_RANGE_EN = r"(?<![-–—~/\d])(?<!\bto\s)(?<!\bor\s)(?<!\band\s)"
-# a thing said of each of several: "a one-sentence caption for each photo"
-_EACH_LATER = re.compile(r"[^.;\n]{0,40}?\b(?:each|every|per)\b", re.I)
-# the same, stated earlier in the sentence: "for each product, list 3 features as bullets",
-# "每张海报用列表列出三个卖点"
-_EACH_EARLIER = re.compile(r"(?:\b(?:each|every|per)\b|每)[^.;!?。；！？\n]{0,60}$", re.I)
-_LIST_VERBS_EN = (r"list|give|name|provide|share|write|suggest|offer|outline|present|summari[sz]e|"
-                  r"describe|explain|recommend|identify|create|generate|include|make")
-_BULLETS_EN = (r"bullet(?:ed)?[\s-]*(?:points?|list|items?)|bullets|numbered\s+(?:list|items?|"
-               r"points?)|markdown\s+list")
-# what a whole response is limited to: "limit your answer to 3 sentences"
-_WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|post|"
-             r"story|summary|description|message|note)")
-_LANGUAGES_EN = r"English|Chinese|French|German|Spanish|Japanese|Korean|Russian|Italian|Portuguese"
-_LANGUAGES_ZH = r"英文|英语|中文|汉语|法语|德语|西班牙语|日语|日文|韩语|俄语"
-_ZH_ITEM = r"(?:个|条|点|项)"
-_ZH_BULLETS = r"(?:markdown|md)?\s*(?:无序)?(?<!有序)(?<!编号)(?<!编号的)列表|项目符号|圆点符号"
-_ZH_NUMBERED = (r"(?:(?:阿拉伯)?数字|序号)\s*(?:编号|标号|标注|列出|排列)|编号列出|有序列表|"
-                r"编号列表|编号的列表|带编号|加编号|标上序号|标明序号")
-
-
-def quoted_words(text: str) -> list[str]:
-    """The words or phrases quoted in `text`, quotes removed, in order."""
-    return [next(g for g in groups if g).strip() for groups in _QUOTE_INSIDE.findall(text)]
-
-
-def _times(m: re.Match[str]) -> int | None:
-    """The count an occurrence phrase states ("3 times", "twice"); None if it states none."""
-    if m.group("n"):
-        return to_int(m.group("n"))
-    return _TIMES[m.group("t").lower()] if m.group("t") else None
-
-
-def _keyword_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each quoted word must appear: at least once, or as often as the request says."""
-    n = _times(m)
-    relation = relation_of(m.group("q") or "") if n is not None else "at least"
-    return [check for word in quoted_words(m.group("words"))
-            for check in _count("keyword", relation, 1 if n is None else n, word=word)]
-
-
-def _forbidden_quoted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each quoted word must not appear."""
-    return [("forbidden_word", {"word": word}) for word in quoted_words(m.group("words"))]
-
-
-def _letter_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """How often one letter must appear."""
-    return _count("letter_frequency", relation_of(m.group("q") or ""), _times(m),
-                  letter=m.group("letter").lower())
-
-
-def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """How many words written all in capitals the response must have."""
-    n = _times(m) if "t" in m.groupdict() else to_int(m.group("n"))
-    return _count("capital_word_count", relation_of(m.group("q") or ""), n)
-
-
-def _list_kind(words: str) -> str:
-    """numbered_count for numbered items, bullet_count for bullets or an unnumbered list."""
-    numbered = re.search(r"number|编号|序号|有序", words, re.I)
-    return "numbered_count" if numbered else "bullet_count"
-
-
-def zh_relation_of(qualifier: str) -> str:
-    """The relation a Chinese qualifier ("至少", "不超过") states; "exactly" if none."""
-    for pattern, relation in ((_ZH_AT_LEAST, "at least"), (_ZH_MORE_THAN, "more than"),
-                              (_ZH_AT_MOST, "at most"), (_ZH_LESS_THAN, "less than")):
-        if qualifier and re.fullmatch(pattern, qualifier):
-            return relation
-    return relation_of(qualifier)
-
-
-def _list_items(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """A count of items the request says are bullets, numbered or a list; not when they are
-    those of each of several parts. A Chinese 一 is the article "a" ("一个列表"), not a
-    count."""
-    if m.group("n").strip() == "一" or _EACH_EARLIER.search(m.string, 0, m.start()):
-        return []
-    return _count(_list_kind(m.group("list")), zh_relation_of(m.group("q") or ""),
-                  to_int(m.group("n")))
-
-
-def _hyphen_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """A length in a hyphenated adjective ("a two-sentence note", "a 3-paragraph essay"):
-    exactly that many; not when the text is one of several ("a one-sentence caption for each
-    photo")."""
-    if _EACH_LATER.match(m.string, m.end()):
-        return []
-    kind = _unit_kind(m.group("unit").replace("-", " "))
-    extra: dict[str, Any] = {"divider": None} if kind == "paragraph_count" else {}
-    return _count(kind, "exactly", to_int(m.group("n")), **extra)
-
-
-def _units_bounded(relation: str) -> Build:
-    """A bound on a count of parts ("3 sentences or fewer", "limit it to 3 paragraphs")."""
-    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        kind = _unit_kind(m.group("unit"))
-        extra: dict[str, Any] = {}
-        if kind == "paragraph_count":
-            extra["divider"] = None
-        if kind == "section_count":
-            extra["marker"] = None
-        return _count(kind, relation, to_int(m.group("n")), **extra)
-    return build
-
-
-def _limited(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """At most N words or parts: "limit your answer to N words / sentences"."""
-    if m.group("unit").lower().startswith("word"):
-        return _count("word_count", "at most", to_int(m.group("n")))
-    return _units_bounded("at most")(m)
-
-
-def _closing(kind: str) -> Build:
-    """The phrase a response must open or close with, quotes removed."""
-    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        raw = m.group("phrase")
-        phrase = (quoted_words(raw) or [raw])[0].strip()
-        return [(kind, {"phrase": phrase})] if phrase else []
-    return build
-
-
-def _zh_sentences(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """A count of sentences: "用三句话", "不超过两句话", "三句话以内"."""
-    relation = "at most" if m.group("within") else zh_relation_of(m.group("q") or "")
-    return _count("sentence_count", relation, to_int(m.group("n")))
-
-
-def _keyword_zh(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each quoted word must appear: at least once, or as often as "出现N次" says."""
-    groups = m.groupdict()
-    n = to_int(groups["n"]) if groups.get("n") else None
-    relation = zh_relation_of(groups.get("q") or groups.get("q2") or "") if n else "at least"
-    return [check for word in quoted_words(m.group("words"))
-            for check in _count("keyword", relation, n or 1, word=word)]
-
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.common import (
+    _ABOUT_EN,
+    _AT_LEAST_EN,
+    _AT_MOST_EN,
+    _DASH,
+    _I,
+    _LESS_THAN_EN,
+    _MORE_THAN_EN,
+    _N,
+    _PART_ADJECTIVE_EN,
+    _QUALIFIER_EN,
+    _UNIT_EN,
+    _ZH_AT_LEAST,
+    _ZH_AT_MOST,
+    _ZH_LESS_THAN,
+    _ZH_MORE_THAN,
+    Build,
+    _count,
+    _flag,
+    _forbidden,
+    _forbidden_bare,
+    _keywords,
+    _language,
+    _length,
+    _marked_sections,
+    _numbers,
+    _phrase,
+    _unit_range,
+    _units,
+    _word_times,
+    _words,
+    relation_of,
+)
+from rubrics.checks.phrasings.short import (
+    _BULLETS_EN,
+    _LANGUAGES_EN,
+    _LANGUAGES_ZH,
+    _LIST_VERBS_EN,
+    _NOT_RANGE_EN,
+    _QUOTE_ITEM,
+    _QUOTE_LIST,
+    _TIMES_EN,
+    _WHOLE_EN,
+    _ZH_BULLETS,
+    _ZH_ITEM,
+    _ZH_NUMBERED,
+    PART_OF,
+    _capital_words,
+    _closing,
+    _forbidden_quoted,
+    _hyphen_units,
+    _keyword_times,
+    _keyword_zh,
+    _letter_times,
+    _limited,
+    _list_items,
+    _units_bounded,
+    _zh_sentences,
+)
 
 # --- Chinese -------------------------------------------------------------------------------
 _ZN = rf"({ZH_NUMBER})"
-_ZH_AT_LEAST = r"不少于|不低于|至少|最少|不得少于|不能少于|不小于|不应少于|须达到|需达到"
-_ZH_MORE_THAN = r"(?<!不)(?:超过|多于|大于)"
-_ZH_AT_MOST = r"不超过|不多于|最多|至多|不得超过|不能超过|不要超过|不宜超过|不应超过|不大于"
-_ZH_LESS_THAN = r"(?<![不得能应])(?:少于|低于|小于)"
 _ZH_CHARS = r"(?:个)?(?:汉)?字(?!母|段|句|体|号|幕|条)"
 _ZH_UNITS = {"段": "paragraph_count", "个段落": "paragraph_count", "段落": "paragraph_count",
              "个自然段": "paragraph_count", "自然段": "paragraph_count",
@@ -561,3 +312,5 @@ class _First:
 
     def group(self, _: int) -> str:
         return next((g for g in self._match.groups() if g), "")
+
+__all__ = ["PART_OF", "RULES"]

@@ -1,0 +1,164 @@
+"""The pieces the phrasings are built from (English qualifiers, the count and length
+builders, Chinese qualifiers) and the English phrasings of lengths, parts, keywords, case
+and language; package-internal."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from rubrics.checks.language import NAMES
+from rubrics.checks.numbers import EN_NUMBER, about, to_int
+
+Build = Callable[[re.Match[str]], list[tuple[str, dict[str, Any]]]]
+_I = re.I | re.S
+
+_AT_LEAST_EN = (r"at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"
+                r"(?:a\s+)?minimum\s+(?:of\s+)?|min\.?")
+_MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than"
+_AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum\s+(?:of\s+)?|"
+               r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
+               r"no\s+longer\s+than")
+_LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below"
+_QUALIFIER_EN = rf"{_AT_LEAST_EN}|{_MORE_THAN_EN}|{_AT_MOST_EN}|{_LESS_THAN_EN}|exactly"
+_ABOUT_EN = r"about|around|approximately|approx\.?|roughly|~|some"
+_DASH = r"\s*(?:-|–|—|~|～|to|and)\s*"
+_N = rf"({EN_NUMBER})"
+
+def _count(kind: str, relation: str, n: int | None, upper: int | None = None,
+           **extra: Any) -> list[tuple[str, dict[str, Any]]]:
+    """One count check; the strict "more than N" and "less than N" become at least N + 1 and
+    at most N - 1."""
+    if n is None:
+        return []
+    if relation == "more than":
+        relation, n = "at least", n + 1
+    elif relation == "less than":
+        relation, n = "at most", max(0, n - 1)
+    return [(kind, {"relation": relation, "n": n, "upper": upper, **extra})]
+
+
+def relation_of(qualifier: str) -> str:
+    """The relation an English qualifier ("no more than", "over", "exactly") states."""
+    for pattern, relation in ((_AT_LEAST_EN, "at least"), (_MORE_THAN_EN, "more than"),
+                              (_AT_MOST_EN, "at most"), (_LESS_THAN_EN, "less than")):
+        if re.fullmatch(pattern, " ".join(qualifier.split()), re.I):
+            return relation
+    return "exactly"
+
+
+def _approx(kind: str, n: int | None, **extra: Any) -> list[tuple[str, dict[str, Any]]]:
+    if n is None:
+        return []
+    low, high = about(n)
+    return _count(kind, "between", low, high, **extra)
+
+
+def _numbers(m: re.Match[str]) -> list[int | None]:
+    """The numbers of the alternative that matched, in order."""
+    return [to_int(g) for g in m.groups() if g is not None]
+
+
+def _length(kind: str, relation: str) -> Build:
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        numbers = _numbers(m)
+        if relation == "between":
+            return _count(kind, "between", *numbers[:2])
+        if relation == "about":
+            return _approx(kind, numbers[0])
+        return _count(kind, relation, numbers[0])
+    return build
+
+
+def _words(relation: str) -> Build:
+    return _length("word_count", relation)
+
+
+_UNITS_EN = {
+    "paragraph": "paragraph_count", "bullet": "bullet_count", "bullet point": "bullet_count",
+    "sentence": "sentence_count", "section": "section_count", "heading": "heading_count",
+    "highlighted section": "highlight_count", "placeholder": "placeholder_count",
+    "numbered item": "numbered_count", "numbered point": "numbered_count",
+    "part": "section_count", "chapter": "section_count",
+}
+_UNIT_EN = r"(highlighted\s+sections?|bullet\s+points?|bullets?|numbered\s+(?:items?|points?)|" \
+           r"paragraphs?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
+
+
+# words between a count and its unit: "three main parts", "4 separate sections"
+_PART_ADJECTIVE_EN = r"(?:separate|distinct|short|markdown|main|major|key|core|primary|clear)"
+
+
+def _unit_kind(word: str) -> str:
+    base = " ".join(word.lower().split()).rstrip("s")
+    return _UNITS_EN.get(base, _UNITS_EN.get(base.rstrip("s"), "paragraph_count"))
+
+
+def _unit_extra(kind: str) -> dict[str, Any]:
+    """The unset parameter a count of paragraphs (divider) or sections (marker) carries."""
+    return {"paragraph_count": {"divider": None}, "section_count": {"marker": None}}.get(kind, {})
+
+
+def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    relation = relation_of(m.group(1) or "")
+    kind = _unit_kind(m.group(3))
+    return _count(kind, relation, to_int(m.group(2)), **_unit_extra(kind))
+
+
+def _unit_range(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A range of parts: "in 4-5 paragraphs", "between 3 and 5 sections"."""
+    kind = _unit_kind(m.group(3))
+    return _count(kind, "between", to_int(m.group(1)), to_int(m.group(2)), **_unit_extra(kind))
+
+
+def _marked_sections(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    return _count("section_count", "exactly", to_int(m.group(1)), marker=m.group(2).strip())
+
+
+def _flag(kind: str, **params: Any) -> Build:
+    return lambda m: [(kind, dict(params))]
+
+
+def _phrase(kind: str) -> Build:
+    return lambda m: [(kind, {"phrase": m.group(1).strip()})] if m.group(1).strip() else []
+
+
+def _keywords(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    words = re.findall(r"[\"'“‘]([^\"'”’\n]{1,60})[\"'”’]", m.group(1))
+    if not words:
+        words = [w for w in re.split(r",\s*|\s+and\s+|\s*、\s*|\s*和\s*", m.group(1)) if w]
+    return [("keyword", {"word": w.strip(), "relation": "at least", "n": 1, "upper": None})
+            for w in words if 0 < len(w.split()) <= 4]
+
+
+def _forbidden_bare(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    words = re.split(r"\s*,\s*|\s+or\s+|\s+and\s+", m.group(1).strip())
+    return [("forbidden_word", {"word": w}) for w in words if w]
+
+
+def _word_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    return _count("keyword", relation_of(m.group(2) or ""), to_int(m.group(3)),
+                  word=m.group(1).strip())
+
+
+def _forbidden(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    words = re.findall(r"[\"'“‘]([^\"'”’\n]{1,60})[\"'”’]", m.group(1))
+    return [("forbidden_word", {"word": w.strip()}) for w in words]
+
+
+_LANGUAGE_BY_NAME = {name.lower(): code for code, name in NAMES.items()}
+_LANGUAGE_ZH = {"英文": "en", "英语": "en", "中文": "zh", "汉语": "zh", "法语": "fr", "德语": "de",
+                "西班牙语": "es", "日语": "ja", "日文": "ja", "韩语": "ko", "俄语": "ru"}
+
+
+def _language(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    code = _LANGUAGE_BY_NAME.get(m.group(1).lower()) or _LANGUAGE_ZH.get(m.group(1))
+    return [("language", {"language": code})] if code else []
+
+
+# Chinese qualifiers of a count
+_ZH_AT_LEAST = r"不少于|不低于|至少|最少|不得少于|不能少于|不小于|不应少于|须达到|需达到"
+_ZH_MORE_THAN = r"(?<!不)(?:超过|多于|大于)"
+_ZH_AT_MOST = r"不超过|不多于|最多|至多|不得超过|不能超过|不要超过|不宜超过|不应超过|不大于"
+_ZH_LESS_THAN = r"(?<![不得能应])(?:少于|低于|小于)"

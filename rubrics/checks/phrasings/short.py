@@ -1,0 +1,176 @@
+"""The usual ways short instruction-following requests state lists, repeated words,
+letters, capitals, closing phrases, commas and language, in English and Chinese;
+package-internal."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.numbers import EN_NUMBER, to_int
+from rubrics.checks.phrasings.common import (
+    _QUALIFIER_EN,
+    _ZH_AT_LEAST,
+    _ZH_AT_MOST,
+    _ZH_LESS_THAN,
+    _ZH_MORE_THAN,
+    Build,
+    _count,
+    _unit_kind,
+    relation_of,
+)
+
+# --- Lists, repeated words, letters, capitals, closing phrases: the usual ways short
+# instruction-following requests state them ---------------------------------------------------
+_TIMES = {"once": 1, "twice": 2, "thrice": 3}
+# a check of the key's kind read from words inside a longer check of one of the listed kinds
+# is a misreading: the "in all capital letters" of "use words in all capital letters at least
+# 2 times" asks for capitalised words, not a response all in capitals
+PART_OF = {"uppercase": frozenset({"capital_word_count"})}
+# one quoted word or phrase, quotes paired; a list of them joined by commas, "and", "or", 、
+_QUOTE_ITEM = (r"(?:\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|'[^'\n]{1,80}'(?!\w)|‘[^’\n]{1,80}’|"
+               r"「[^」\n]{1,80}」|『[^』\n]{1,80}』)")
+_QUOTE_INSIDE = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|'([^'\n]{1,80})'(?!\w)|"
+                           r"‘([^’\n]{1,80})’|「([^」\n]{1,80})」|『([^』\n]{1,80})』")
+_QUOTE_LIST = (rf"{_QUOTE_ITEM}(?:(?:\s*[,，、]\s*|\s+(?:or|and|nor)\s+|\s*,\s*(?:or|and|nor)\s+|"
+               rf"\s*[和或及与]\s*){_QUOTE_ITEM})*")
+# a count of occurrences: "3 times", "at least once", "twice"
+_TIMES_EN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?:(?P<n>{EN_NUMBER})\s+times?\b|"
+             r"(?P<t>once|twice|thrice)\b)")
+# a number that is not the end of a range ("3-5 bullets", "between 3 and 5 bullets")
+_NOT_RANGE_EN = r"(?<![-–—~/\d])(?<!\bto\s)(?<!\bor\s)(?<!\band\s)"
+# a thing said of each of several: "a one-sentence caption for each photo"
+_EACH_LATER = re.compile(r"[^.;\n]{0,40}?\b(?:each|every|per)\b", re.I)
+# the same, stated earlier in the sentence: "for each product, list 3 features as bullets",
+# "每张海报用列表列出三个卖点"
+_EACH_EARLIER = re.compile(r"(?:\b(?:each|every|per)\b|每)[^.;!?。；！？\n]{0,60}$", re.I)
+_LIST_VERBS_EN = (r"list|give|name|provide|share|write|suggest|offer|outline|present|summari[sz]e|"
+                  r"describe|explain|recommend|identify|create|generate|include|make")
+_BULLETS_EN = (r"bullet(?:ed)?[\s-]*(?:points?|list|items?)|bullets|numbered\s+(?:list|items?|"
+               r"points?)|markdown\s+list")
+# what a whole response is limited to: "limit your answer to 3 sentences"
+_WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|post|"
+             r"story|summary|description|message|note)")
+_LANGUAGES_EN = r"English|Chinese|French|German|Spanish|Japanese|Korean|Russian|Italian|Portuguese"
+_LANGUAGES_ZH = r"英文|英语|中文|汉语|法语|德语|西班牙语|日语|日文|韩语|俄语"
+_ZH_ITEM = r"(?:个|条|点|项)"
+_ZH_BULLETS = r"(?:markdown|md)?\s*(?:无序)?(?<!有序)(?<!编号)(?<!编号的)列表|项目符号|圆点符号"
+_ZH_NUMBERED = (r"(?:(?:阿拉伯)?数字|序号)\s*(?:编号|标号|标注|列出|排列)|编号列出|有序列表|"
+                r"编号列表|编号的列表|带编号|加编号|标上序号|标明序号")
+
+
+def quoted_words(text: str) -> list[str]:
+    """The words or phrases quoted in `text`, quotes removed, in order."""
+    return [next(g for g in groups if g).strip() for groups in _QUOTE_INSIDE.findall(text)]
+
+
+def _times(m: re.Match[str]) -> int | None:
+    """The count an occurrence phrase states ("3 times", "twice"); None if it states none."""
+    if m.group("n"):
+        return to_int(m.group("n"))
+    return _TIMES[m.group("t").lower()] if m.group("t") else None
+
+
+def _keyword_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each quoted word must appear: at least once, or as often as the request says."""
+    n = _times(m)
+    relation = relation_of(m.group("q") or "") if n is not None else "at least"
+    return [check for word in quoted_words(m.group("words"))
+            for check in _count("keyword", relation, 1 if n is None else n, word=word)]
+
+
+def _forbidden_quoted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each quoted word must not appear."""
+    return [("forbidden_word", {"word": word}) for word in quoted_words(m.group("words"))]
+
+
+def _letter_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """How often one letter must appear."""
+    return _count("letter_frequency", relation_of(m.group("q") or ""), _times(m),
+                  letter=m.group("letter").lower())
+
+
+def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """How many words written all in capitals the response must have."""
+    n = _times(m) if "t" in m.groupdict() else to_int(m.group("n"))
+    return _count("capital_word_count", relation_of(m.group("q") or ""), n)
+
+
+def _list_kind(words: str) -> str:
+    """numbered_count for numbered items, bullet_count for bullets or an unnumbered list."""
+    numbered = re.search(r"number|编号|序号|有序", words, re.I)
+    return "numbered_count" if numbered else "bullet_count"
+
+
+def zh_relation_of(qualifier: str) -> str:
+    """The relation a Chinese qualifier ("至少", "不超过") states; "exactly" if none."""
+    for pattern, relation in ((_ZH_AT_LEAST, "at least"), (_ZH_MORE_THAN, "more than"),
+                              (_ZH_AT_MOST, "at most"), (_ZH_LESS_THAN, "less than")):
+        if qualifier and re.fullmatch(pattern, qualifier):
+            return relation
+    return relation_of(qualifier)
+
+
+def _list_items(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A count of items the request says are bullets, numbered or a list; not when they are
+    those of each of several parts. A Chinese 一 is the article "a" ("一个列表"), not a
+    count."""
+    if m.group("n").strip() == "一" or _EACH_EARLIER.search(m.string, 0, m.start()):
+        return []
+    return _count(_list_kind(m.group("list")), zh_relation_of(m.group("q") or ""),
+                  to_int(m.group("n")))
+
+
+def _hyphen_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A length in a hyphenated adjective ("a two-sentence note", "a 3-paragraph essay"):
+    exactly that many; not when the text is one of several ("a one-sentence caption for each
+    photo")."""
+    if _EACH_LATER.match(m.string, m.end()):
+        return []
+    kind = _unit_kind(m.group("unit").replace("-", " "))
+    extra: dict[str, Any] = {"divider": None} if kind == "paragraph_count" else {}
+    return _count(kind, "exactly", to_int(m.group("n")), **extra)
+
+
+def _units_bounded(relation: str) -> Build:
+    """A bound on a count of parts ("3 sentences or fewer", "limit it to 3 paragraphs")."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        kind = _unit_kind(m.group("unit"))
+        extra: dict[str, Any] = {}
+        if kind == "paragraph_count":
+            extra["divider"] = None
+        if kind == "section_count":
+            extra["marker"] = None
+        return _count(kind, relation, to_int(m.group("n")), **extra)
+    return build
+
+
+def _limited(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """At most N words or parts: "limit your answer to N words / sentences"."""
+    if m.group("unit").lower().startswith("word"):
+        return _count("word_count", "at most", to_int(m.group("n")))
+    return _units_bounded("at most")(m)
+
+
+def _closing(kind: str) -> Build:
+    """The phrase a response must open or close with, quotes removed."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        raw = m.group("phrase")
+        phrase = (quoted_words(raw) or [raw])[0].strip()
+        return [(kind, {"phrase": phrase})] if phrase else []
+    return build
+
+
+def _zh_sentences(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A count of sentences: "用三句话", "不超过两句话", "三句话以内"."""
+    relation = "at most" if m.group("within") else zh_relation_of(m.group("q") or "")
+    return _count("sentence_count", relation, to_int(m.group("n")))
+
+
+def _keyword_zh(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each quoted word must appear: at least once, or as often as "出现N次" says."""
+    groups = m.groupdict()
+    n = to_int(groups["n"]) if groups.get("n") else None
+    relation = zh_relation_of(groups.get("q") or groups.get("q2") or "") if n else "at least"
+    return [check for word in quoted_words(m.group("words"))
+            for check in _count("keyword", relation, n or 1, word=word)]
