@@ -297,11 +297,11 @@ class ReflectionLoop:
     async def _child(self, run: _Run, t: int, parent: Candidate, critique: Any,
                      history: list[Attempt], want_reflection: bool) -> Candidate:
         t0 = self.clock()
-        text, completion = await rewrite(self.writer, run.query, parent.text, critique,
-                                         run.params, list(history), parent.checks)
+        request = revision_request(critique, list(history), parent.checks)
+        text, completion = await rewrite(self.writer, run.query, parent.text, request,
+                                         run.params)
         run.ledger.add("rewrite", completion.usage, seconds=self.clock() - t0)
-        leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}",
-                                  revision_request(critique, history, parent.checks)))
+        leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}", request))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
                           finish_reason=completion.finish_reason, scaffolding=leaks)

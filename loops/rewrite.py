@@ -75,11 +75,8 @@ def revision_request(reflection: Reflection, history: list[Attempt],
         history=render_history(history))
 
 
-async def rewrite(backend: Backend, query: Sequence[Message], text: str, reflection: Reflection,
-                  params: ChatParams, history: list[Attempt],
-                  checks: Sequence[CheckOutcome] = ()) -> tuple[str, Completion]:
-    """The revised text, from the checks `text` fails and passes, the reflection on it and
-    the earlier rounds."""
-    request = revision_request(reflection, history, checks)
+async def rewrite(backend: Backend, query: Sequence[Message], text: str, request: str,
+                  params: ChatParams) -> tuple[str, Completion]:
+    """The revised text, asked with `request` (`revision_request`)."""
     completion = await backend.chat(revision_messages(query, text, request), params.with_(n=1))
     return clean_answer(completion.text, text.lstrip().startswith("```")), completion
