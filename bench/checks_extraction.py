@@ -7,13 +7,14 @@ matched labels / labels, precision matched found / found, micro-averaged over qu
 and per language. For the agents, what is scored is what a checklist carries (the pre-pass
 merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
 agent's own additions alone. `prepass` is scored on the development file the rules were
-corrected on, `heldout` and `heldout2` on queries labelled before the pre-pass ever ran on
-them (see tests/data/checks/SOURCE.md), `short` on the short instruction-following requests of
+corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before the pre-pass ever
+ran on them (see tests/data/checks/SOURCE.md), `short` on the short instruction-following requests of
 `verifiable_short.jsonl`, whatever --data names. Prints one JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
         [--heldout tests/data/checks/writingbench_checks_heldout.jsonl]
         [--heldout2 tests/data/checks/writingbench_checks_heldout2.jsonl]
+        [--heldout3 tests/data/checks/writingbench_checks_heldout3.jsonl]
         [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]]
 """
 
@@ -33,6 +34,7 @@ DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checks" / \
     "writingbench_checks.jsonl"
 HELDOUT = DATA.with_name("writingbench_checks_heldout.jsonl")
 HELDOUT2 = DATA.with_name("writingbench_checks_heldout2.jsonl")
+HELDOUT3 = DATA.with_name("writingbench_checks_heldout3.jsonl")
 SHORT = DATA.parent / "verifiable_short.jsonl"
 
 
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="labelled queries the pre-pass was never corrected on")
     p.add_argument("--heldout2", type=Path, default=HELDOUT2,
                    help="a second such file, drawn after the first one's errors were seen")
+    p.add_argument("--heldout3", type=Path, default=HELDOUT3,
+                   help="a third such file, drawn after the second one's errors were seen")
     p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
@@ -115,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
         "prepass": score(rows, lambda row: prepass(row["query"])),
         "short": prepass_figures(SHORT),
     }
-    for key, path in (("heldout", args.heldout), ("heldout2", args.heldout2)):
+    for key, path in (("heldout", args.heldout), ("heldout2", args.heldout2),
+                      ("heldout3", args.heldout3)):
         if path.is_file():
             report[key] = held_out_figures(path)
     if args.agent_url and args.agent_model:
