@@ -124,6 +124,8 @@ class ReflectionSettings(BaseModel):
     memory: bool = True
     checklist_mode: Literal["three_agent", "fused"] = "three_agent"
     fuse_reflection: bool = True
+    conform: bool = Field(True, description="meet case, comma, closing-phrase and list-style "
+                          "requirements in code before a text is judged")
     min_dimensions: int = Field(4, ge=1, le=12)
     max_dimensions: int = Field(8, ge=1, le=12)
     token_budget: int = Field(200_000, ge=0, description="tokens per loop; 0 = unlimited")

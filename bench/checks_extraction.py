@@ -7,9 +7,10 @@ matched labels / labels, precision matched found / found, micro-averaged over qu
 and per language. For the agents, what is scored is what a checklist carries (the pre-pass
 merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
 agent's own additions alone. `prepass` is scored on the development file the rules were
-corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before the pre-pass ever
-ran on them (see tests/data/checks/SOURCE.md), `short` on the short instruction-following requests of
-`verifiable_short.jsonl`, whatever --data names. Prints one JSON line.
+corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before the pre-pass
+ever ran on them (see tests/data/checks/SOURCE.md), `short` on the short
+instruction-following requests of `verifiable_short.jsonl`, whatever --data names. Prints one
+JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
         [--heldout tests/data/checks/writingbench_checks_heldout.jsonl]

@@ -1,7 +1,9 @@
 """Whether the loop meets requirements that code can verify: short requests with labelled
 checks (`tests/data/checks/verifiable_short.jsonl`), answered directly and by MRPO on a real
 model; prompt-level pass rate (every labelled check passes) and check-level pass rate per
-method, one JSON line.
+method, one JSON line. A third method, `conformed`, is the direct answer with the exact
+changes of `rubrics.checks.conform` for the checks the pre-pass finds: what code alone does,
+with no call, so that the loop's gain splits into what code meets and what the reviser does.
 
     python -m bench.checks_pass --model /work/models/smollm2 --max-tokens 160 --max-rounds 2
     python -m bench.checks_pass --upstream http://127.0.0.1:8080/v1 --model NAME
@@ -13,11 +15,13 @@ the loop's own checklist carried. For MRPO also: answers whose draft failed a la
 and that pass it (`fixed`), the reverse (`broken`), the rewrites that pass more labelled
 checks than the draft (`rewrites_better`) and how many of them the judge scored below the
 draft on content (`better_judged_lower`: the bounded check bonus cannot carry them), the
-draft scored against direct
-(temperature 0: the draft is the direct answer), rounds, degraded loops, hidden calls and
-seconds. Memory is off (a fresh bank recalls nothing in a few dozen queries). With `--out`
-every answer is written to a JSON-lines file as it comes, so a long run killed halfway still
-leaves its rows; per-query lines go to stderr.
+draft scored against direct (temperature 0: the draft is the direct answer, met in code
+where the loop conforms), answers with checks met in code (`conformed_answers`) and the
+labelled checks so met (`met_in_code`), rounds, degraded loops, hidden calls and seconds.
+`--no-conform` runs the loop without the exact changes. Memory is off (a fresh bank recalls
+nothing in a few dozen queries). With `--out` every answer is written to a JSON-lines file
+as it comes, so a long run killed halfway still leaves its rows; per-query lines go to
+stderr.
 """
 
 from __future__ import annotations
@@ -39,13 +43,14 @@ from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
 from rubrics.cache import MemoryChecklistCache
-from rubrics.checks import Check, run_checks
+from rubrics.checks import Check, conform, run_checks
+from rubrics.checks.prepass import prepass
 from rubrics.packs import PackLibrary
 from store import Store
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checks" / \
     "verifiable_short.jsonl"
-METHODS = ("direct", "mrpo")
+METHODS = ("direct", "conformed", "mrpo")
 
 
 def passes(text: str, checks: list[Check]) -> list[bool]:
@@ -67,6 +72,14 @@ async def answer_direct(writer: Any, messages: list, params: ChatParams) -> dict
             "seconds": round(time.monotonic() - started, 2)}
 
 
+def answer_conformed(query: str, direct: dict[str, Any]) -> dict[str, Any]:
+    """The direct answer with the exact changes for the checks the pre-pass finds in the
+    request: no call beyond the direct one."""
+    text, met = conform(direct["answer"], prepass(query))
+    return {**{k: direct[k] for k in ("calls", "tokens", "seconds")}, "answer": text,
+            "conformed": list(met)}
+
+
 async def answer_mrpo(loop: ReflectionLoop, messages: list, params: ChatParams,
                       options: LoopOptions, wanted: list[Check]) -> dict[str, Any]:
     started = time.monotonic()
@@ -76,7 +89,11 @@ async def answer_mrpo(loop: ReflectionLoop, messages: list, params: ChatParams,
     drafted = sum(passes(draft.text, wanted))
     rewrites = [c for c in trace.candidates if c.kind != "draft" and c.score is not None]
     better = [c for c in rewrites if sum(passes(c.text, wanted)) > drafted]
+    met = set(trace.answer.conformed)
     return {"answer": trace.answer.text, "draft": draft.text,
+            "conformed": sorted(met),
+            "met_in_code": sum(ok for c, ok in zip(wanted, passes(trace.answer.text, wanted),
+                                                   strict=True) if c.kind in met),
             "draft_passed": passes(draft.text, wanted),
             # rewrites that pass more labelled checks than the draft, and how many of those
             # the judge scored below the draft on content
@@ -113,6 +130,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             rounds=round(statistics.mean(r["rounds"] for r in rows), 2),
             degraded=sum(r["degraded"] for r in rows),
             rewrite_answers=sum(r["answer_kind"] != "draft" for r in rows),
+            conformed_answers=sum(bool(r.get("conformed")) for r in rows),
+            met_in_code=sum(r.get("met_in_code", 0) for r in rows),
             rewrites=sum(r.get("rewrites", 0) for r in rows),
             rewrites_better=sum(r.get("rewrites_better", 0) for r in rows),
             better_judged_lower=sum(r.get("better_judged_lower", 0) for r in rows),
@@ -138,7 +157,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     params = ChatParams(model=name, temperature=0.0, max_tokens=args.max_tokens)
     judge_params = ChatParams(model=name, temperature=0.0, max_tokens=args.judge_max_tokens)
     options = LoopOptions(max_rounds=args.max_rounds, threshold=args.threshold, memory=False,
-                          checklist_mode=args.checklist_mode)
+                          checklist_mode=args.checklist_mode, conform=not args.no_conform)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
     out = args.out.open("a", encoding="utf-8") if args.out else None
     with tempfile.TemporaryDirectory() as tmp:
@@ -148,9 +167,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             for item in rows_in:
                 wanted = labels(item)
                 messages = [{"role": "user", "content": item["query"]}]
+                direct: dict[str, Any] = {}
                 for method in METHODS:
-                    row = (await answer_direct(writer, messages, params) if method == "direct"
-                           else await answer_mrpo(loop, messages, params, options, wanted))
+                    if method == "direct":
+                        row = direct = await answer_direct(writer, messages, params)
+                    elif method == "conformed":
+                        row = answer_conformed(item["query"], direct)
+                    else:
+                        row = await answer_mrpo(loop, messages, params, options, wanted)
                     row.update(outcome(row["answer"], wanted), query=item["id"], method=method)
                     rows[method].append(row)
                     if out:
@@ -167,20 +191,23 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "queries": len(rows_in), "checks": sum(len(r["checks"]) for r in rows_in),
             "max_tokens": args.max_tokens, "max_rounds": args.max_rounds,
             "threshold": args.threshold, "checklist_mode": args.checklist_mode,
+            "conform": not args.no_conform,
             **{m: summary(rows[m]) for m in METHODS if rows[m]}}
 
 
 def from_rows(path: Path) -> dict[str, Any]:
     """The summary of the answers an earlier run wrote with `--out` (a run stopped halfway
-    included): only queries answered by every method count."""
+    included): only queries answered directly and by MRPO count; `conformed` where every one
+    of those has it (files written before it was a method do not)."""
     rows: dict[str, dict[str, dict[str, Any]]] = {}
     for line in path.read_text("utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
             rows.setdefault(row["query"], {})[row["method"]] = row
-    done = [r for r in rows.values() if all(m in r for m in METHODS)]
+    done = [r for r in rows.values() if "direct" in r and "mrpo" in r]
+    methods = [m for m in METHODS if done and all(m in r for r in done)]
     return {"bench": "checks_pass", "rows": path.name, "queries": len(done),
-            **({m: summary([r[m] for r in done]) for m in METHODS} if done else {})}
+            **{m: summary([r[m] for r in done]) for m in methods}}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -198,6 +225,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checklist-mode", default="three_agent",
                         choices=("three_agent", "fused"))
     parser.add_argument("--retries", type=int, default=1)
+    parser.add_argument("--no-conform", action="store_true",
+                        help="the loop without the exact changes that meet form checks")
     parser.add_argument("--out", type=Path, help="append every answer here as JSON lines")
     parser.add_argument("--rows", type=Path,
                         help="summarise the answers an earlier --out file holds; no model")

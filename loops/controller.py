@@ -38,7 +38,7 @@ from loops.reflection import with_checks
 from loops.rewrite import revision_request, rewrite
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checklist import Checklist
-from rubrics.checks import Check, run_checks
+from rubrics.checks import Check, conform, run_checks
 from store.records import new_id
 
 log = logging.getLogger(__name__)
@@ -311,7 +311,11 @@ class ReflectionLoop:
     async def _evaluate(self, run: _Run, cand: Candidate, want_reflection: bool,
                         slot: int | None = None) -> Candidate:
         """Score `cand` and add it to the loop's candidates (at `slot` when one was kept for
-        it, so that concurrent evaluations keep their order)."""
+        it, so that concurrent evaluations keep their order). The checks an exact change
+        meets are met first (`LoopOptions.conform`): the judge scores the text answered."""
+        if run.options.conform and run.checks:
+            text, met = conform(cand.text, run.checks)
+            cand = replace(cand, text=text, conformed=met) if met else cand
         t0 = self.clock()
         a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
         run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
@@ -331,7 +335,7 @@ class ReflectionLoop:
             run.candidates[slot] = cand  # type: ignore[index]
         await run.event("evaluated", round=cand.round, candidate=position, score=score,
                         checks_passed=cand.checks_passed, checks=len(checks),
-                        rejudged=rejudged)
+                        conformed=list(cand.conformed), rejudged=rejudged)
         return cand
 
     async def _rejudge_alike(self, run: _Run, cand: Candidate, a: Assessment,

@@ -24,3 +24,7 @@ class LoopOptions:
     # Joint evaluation also writes the reflection for the next round in the same call: one
     # sequential call fewer per round. Per-dimension evaluation always reflects separately.
     fuse_reflection: bool = True
+    # Requirements one exact change meets without touching a word (case, commas, a closing
+    # phrase, a list's style: `rubrics.checks.conform`) are met in code on every candidate
+    # before it is judged; the reviser is left what needs new words.
+    conform: bool = True

@@ -31,7 +31,9 @@ SHRUNK_KEY = "_shrunk"
 ANSWER_KEY = "_answer"
 REJUDGED_KEY = "_rejudged"
 LOOPING_KEY = "_looping"
-RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY, LOOPING_KEY)
+CONFORMED_KEY = "_conformed"   # check kinds met in code on the model's text
+RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY, LOOPING_KEY,
+            CONFORMED_KEY)
 
 
 def stored_checks(scores: dict[str, Any] | None) -> tuple[CheckOutcome, ...]:
@@ -74,6 +76,8 @@ def candidate_record(c: Candidate, answer: bool = False) -> CandidateRecord:
         scores[REJUDGED_KEY] = True
     if c.looping:
         scores[LOOPING_KEY] = True
+    if c.conformed:
+        scores[CONFORMED_KEY] = list(c.conformed)
     if answer:
         scores[ANSWER_KEY] = True
     return CandidateRecord(

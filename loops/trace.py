@@ -55,6 +55,7 @@ class Candidate:
     checks: tuple[CheckOutcome, ...] = ()  # the checklist's checks run on the text, in order
     shrunk: bool = False                   # a rewrite that dropped most of the text it revised
     looping: bool = False                  # the text repeats itself (loops.answer.looping)
+    conformed: tuple[str, ...] = ()        # check kinds met in code on the model's text
     # The judge first gave this revision its parent's scores on every dimension although the
     # texts differ substantially; the evaluation kept is the one asked again with the
     # difference shown (loops.assess.judged_alike).

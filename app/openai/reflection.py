@@ -53,6 +53,7 @@ def loop_options(opts: ReflectionOptions | None, defaults: ReflectionSettings) -
         time_budget=defaults.time_budget or None,
         checklist_mode=defaults.checklist_mode,
         fuse_reflection=defaults.fuse_reflection,
+        conform=pick(o.conform, defaults.conform),
     )
 
 

@@ -115,6 +115,7 @@ class ReflectionOptions(BaseModel):
     checklist: dict[str, Any] | list[dict[str, Any]] | str | None = None
     evaluation: Literal["joint", "per_dimension", "holistic"] | None = None
     memory: bool | None = None
+    conform: bool | None = None
     return_trace: bool | None = None
 
 

@@ -5,7 +5,7 @@ and the checklist agents asked under a schema built from the registry)."""
 from rubrics.checks.base import CheckKind, ParamsInvalid
 from rubrics.checks.kinds import KINDS, checked_params
 from rubrics.checks.model import Check, CheckOutcome, CheckSource
-from rubrics.checks.run import pass_rate, run_checks
+from rubrics.checks.run import conform, pass_rate, run_checks
 
 __all__ = ["KINDS", "Check", "CheckKind", "CheckOutcome", "CheckSource", "ParamsInvalid",
-           "checked_params", "pass_rate", "run_checks"]
+           "checked_params", "conform", "pass_rate", "run_checks"]

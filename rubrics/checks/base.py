@@ -22,6 +22,10 @@ class CheckKind:
     description: str
     params_schema: Mapping[str, Any]   # JSON Schema of the kind's parameters (strict form)
     run: Callable[[str, Mapping[str, Any]], CheckOutcome]
+    # The text changed so that it meets the check, where one exact change keeps every word
+    # of it (its case, its commas, an opening or closing phrase added); None where no such
+    # change exists for this text. Kinds that need new content (a count, a keyword) have none.
+    conform: Callable[[str, Mapping[str, Any]], str | None] | None = None
 
 
 def relation_holds(value: int, relation: Relation, n: int, upper: int | None = None) -> bool:

@@ -1,5 +1,7 @@
 """Count kinds: words, Chinese characters, sentences, paragraphs, list items, sections,
-headings, highlighted spans, placeholders and capitalised words, each against a relation."""
+headings, highlighted spans, placeholders and capitalised words, each against a relation. A
+list of the right length in the other style (numbered for bullets, bullets for numbers) is
+restyled as the `conform` of the list kinds."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from rubrics.checks.base import (
     CheckKind,
     counted,
     params_schema,
+    relation_holds,
     string,
 )
 from rubrics.checks.model import CheckOutcome
@@ -72,10 +75,38 @@ def count_sections(text: str, marker: str | None) -> int:
     return len(pattern.findall(text))
 
 
-def _count_kind(name: str, description: str, unit: str, count):  # type: ignore[no-untyped-def]
+def _count_kind(name: str, description: str, unit: str, count,  # type: ignore[no-untyped-def]
+                conform=None):
     def run(text: str, params: Mapping[str, Any]) -> CheckOutcome:
         return counted(name, count(text), params, unit)
-    return CheckKind(name, description, COUNT_PARAMS, run)
+    return CheckKind(name, description, COUNT_PARAMS, run, conform)
+
+
+_NUMBER_MARK = re.compile(r"^([ \t]*)\d{1,3}[.)、．][ \t]*(?=\S)", re.M)
+_BULLET_MARK = re.compile(r"^([ \t]*)[-*•+][ \t]+(?=\S)", re.M)
+
+
+def _restyled(text: str, params: Mapping[str, Any], have: re.Pattern[str],
+              want: re.Pattern[str], mark) -> str | None:  # type: ignore[no-untyped-def]
+    """The text's list in the wanted style, when it has no item of that style and the right
+    number of items of the other; None otherwise."""
+    if want.search(text):
+        return None
+    found = len(have.findall(text))
+    if not found or not relation_holds(found, params["relation"], int(params["n"]),
+                                       params.get("upper")):
+        return None
+    numbers = iter(range(1, found + 1))
+    mark_of = _NUMBER_MARK if have is _NUMBERED else _BULLET_MARK
+    return mark_of.sub(lambda m: f"{m.group(1)}{mark(next(numbers))}", text)
+
+
+def _as_bullets(text: str, params: Mapping[str, Any]) -> str | None:
+    return _restyled(text, params, _NUMBERED, _BULLET, lambda _: "- ")
+
+
+def _as_numbers(text: str, params: Mapping[str, Any]) -> str | None:
+    return _restyled(text, params, _BULLET, _NUMBERED, lambda i: f"{i}. ")
 
 
 def _paragraphs(text: str, params: Mapping[str, Any]) -> CheckOutcome:
@@ -99,9 +130,9 @@ COUNT_KINDS: dict[str, CheckKind] = {k.name: k for k in (
               "request names one (such as ***)",
               params_schema(**COUNT_PROPS, divider=string(20, nullable=True)), _paragraphs),
     _count_kind("bullet_count", "markdown bullet items (lines opening with -, * or •)",
-                "bullet points", lambda t: len(_BULLET.findall(t))),
+                "bullet points", lambda t: len(_BULLET.findall(t)), _as_bullets),
     _count_kind("numbered_count", "numbered list items (1. 2. 3.)", "numbered items",
-                lambda t: len(_NUMBERED.findall(t))),
+                lambda t: len(_NUMBERED.findall(t)), _as_numbers),
     CheckKind("section_count", "sections opening with `marker` and a number or word (SECTION 1),"
               " or with no marker, section headings", params_schema(
                   **COUNT_PROPS, marker=string(40, nullable=True)), _sections),

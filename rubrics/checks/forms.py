@@ -1,7 +1,9 @@
 """Keyword and form kinds: words that must or must not appear, letter frequency, case,
 commas, the opening and closing phrase, quotes, a <<title>>, a postscript, JSON (and JSON
 valid against a schema the request gives), the response language, and machine-read markers
-(XML tags, `[[ ## field ## ]]`) the request dictates."""
+(XML tags, `[[ ## field ## ]]`) the request dictates. The kinds whose requirement one exact
+change meets without touching a word (case, commas, the opening and closing phrase, quotes,
+a heading made the <<title>>) carry that change as their `conform`."""
 
 from __future__ import annotations
 
@@ -155,6 +157,72 @@ def _language(text: str, params: Mapping[str, Any]) -> CheckOutcome:
                 f"the response in {NAMES[want]}")
 
 
+def _lower(text: str, params: Mapping[str, Any]) -> str:
+    return text.lower()
+
+
+def _upper(text: str, params: Mapping[str, Any]) -> str:
+    return text.upper()
+
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_COMMA = re.compile(r"\s*[,，、]\s*")
+
+
+def _drop_commas(text: str, params: Mapping[str, Any]) -> str:
+    """Thousands separators dropped ("1,000" is 1000), every other comma a space."""
+    return _COMMA.sub(" ", _THOUSANDS.sub("", text))
+
+
+def _with_edge(text: str, phrase: str, at_end: bool) -> str:
+    """The phrase added as the text's own first or last line; a first or last line that is
+    the phrase short of its punctuation or case is replaced by it."""
+    lines = text.strip().split("\n")
+    edge = lines[-1] if at_end else lines[0]
+    if fold(re.sub(r"\W+", " ", edge)).strip() == fold(re.sub(r"\W+", " ", phrase)).strip():
+        lines[-1 if at_end else 0] = phrase
+        return "\n".join(lines)
+    return f"{text.strip()}\n\n{phrase}" if at_end else f"{phrase}\n\n{text.strip()}"
+
+
+def _start(text: str, params: Mapping[str, Any]) -> str:
+    return _with_edge(text, params["phrase"].strip(), at_end=False)
+
+
+def _end(text: str, params: Mapping[str, Any]) -> str:
+    return _with_edge(text, params["phrase"].strip(), at_end=True)
+
+
+def _wrap(text: str, params: Mapping[str, Any]) -> str | None:
+    body = text.strip().strip("\"“”")
+    return f"\"{body}\"" if body else None
+
+
+_MARKED = re.compile(r"^(?:#{1,6}[ \t]+(?P<h>[^\n]+?)|\*\*(?P<b>[^*\n]+)\*\*)[ \t]*$")
+_TITLE_LABEL = re.compile(r"^(?:title|标题)\s*[:：]\s*", re.I)
+
+
+def _entitle(text: str, params: Mapping[str, Any]) -> str | None:
+    """The text's own title put in <<>>: a first line that is a markdown heading or in bold,
+    or a short first line with no sentence punctuation and a blank line after it; None when
+    the text has no such line."""
+    lines = text.strip().split("\n")
+    if len(lines) < 2:
+        return None
+    first = lines[0].strip()
+    marked = _MARKED.match(first)
+    if marked:
+        title = marked.group("h") or marked.group("b")
+    elif lines[1].strip() == "" and not re.search(r"[.!?:;。！？：；]", first):
+        title = first
+    else:
+        return None
+    title = _TITLE_LABEL.sub("", title.strip(" *#")).strip()
+    if not title or len(title.split()) > 12 or len(title) > 80:
+        return None
+    return "\n".join([f"<<{title}>>", *lines[1:]])
+
+
 def _xml_tag(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     tag = re.escape(params["tag"].strip("<>/ "))
     opened = re.search(rf"<{tag}(?:\s[^>]*)?>", text) is not None
@@ -179,15 +247,20 @@ FORM_KINDS: dict[str, CheckKind] = {k.name: k for k in (
               params_schema(word=string(80)), _forbidden),
     CheckKind("letter_frequency", "how often a letter appears (case-insensitive)",
               params_schema(letter=string(1), **COUNT_PROPS), _letter),
-    CheckKind("lowercase", "the whole response in lowercase letters", NO_PARAMS, _lowercase),
-    CheckKind("uppercase", "the whole response in capital letters", NO_PARAMS, _uppercase),
-    CheckKind("no_commas", "no commas anywhere", NO_PARAMS, _no_commas),
+    CheckKind("lowercase", "the whole response in lowercase letters",
+              NO_PARAMS, _lowercase, _lower),
+    CheckKind("uppercase", "the whole response in capital letters",
+              NO_PARAMS, _uppercase, _upper),
+    CheckKind("no_commas", "no commas anywhere",
+              NO_PARAMS, _no_commas, _drop_commas),
     CheckKind("starts_with", "the response opens with a phrase",
-              params_schema(phrase=string()), _starts),
+              params_schema(phrase=string()), _starts, _start),
     CheckKind("ends_with", "the response closes with a phrase, nothing after it",
-              params_schema(phrase=string()), _ends),
-    CheckKind("quoted", "the whole response wrapped in double quotes", NO_PARAMS, _quoted),
-    CheckKind("title", "a title in double angular brackets, <<title>>", NO_PARAMS, _title),
+              params_schema(phrase=string()), _ends, _end),
+    CheckKind("quoted", "the whole response wrapped in double quotes",
+              NO_PARAMS, _quoted, _wrap),
+    CheckKind("title", "a title in double angular brackets, <<title>>",
+              NO_PARAMS, _title, _entitle),
     CheckKind("postscript", "a postscript starting with a marker such as P.S.",
               params_schema(marker=string(20)), _postscript),
     CheckKind("json", "the whole response is valid JSON (a code fence around it allowed)",

@@ -6,7 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 
-from bench.checks_pass import _loop, answer_direct, answer_mrpo, from_rows, outcome, summary
+from bench.checks_pass import (
+    _loop,
+    answer_conformed,
+    answer_direct,
+    answer_mrpo,
+    from_rows,
+    outcome,
+    summary,
+)
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
 from loops.options import LoopOptions
@@ -19,10 +27,10 @@ WANTED = [Check(kind="lowercase", params={}), Check(kind="no_commas", params={})
           Check(kind="word_count", params={"relation": "at least", "n": 5})]
 
 
-def test_both_methods_are_scored_on_the_labels(tmp_path) -> None:
-    # the direct answer, the loop's draft (the same text), then the rewrite
-    texts = iter(["The river runs, slow and wide."] * 2 + ["the river runs slow and wide"])
-    writer = ScriptedBackend(default=lambda m, p, s: next(texts), model="writer")
+def _answers(tmp_path, texts: list[str], conform: bool) -> tuple[dict, dict]:
+    """The direct answer and the loop's, the writer saying `texts` in turn."""
+    said = iter(texts)
+    writer = ScriptedBackend(default=lambda m, p, s: next(said), model="writer")
 
     async def go():
         store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'b.db'}")
@@ -30,13 +38,20 @@ def test_both_methods_are_scored_on_the_labels(tmp_path) -> None:
             loop = _loop(writer, RandomUpstream(5).backend, ChatParams(model="random"), store, 1)
             direct = await answer_direct(writer, QUERY, ChatParams(model="writer"))
             mrpo = await answer_mrpo(loop, QUERY, ChatParams(model="writer"),
-                                     LoopOptions(max_rounds=1, threshold=1.0, memory=False),
-                                     WANTED)
+                                     LoopOptions(max_rounds=1, threshold=1.0, memory=False,
+                                                 conform=conform), WANTED)
             return direct, mrpo
         finally:
             await store.close()
 
-    direct, mrpo = asyncio.run(go())
+    return asyncio.run(go())
+
+
+def test_both_methods_are_scored_on_the_labels(tmp_path) -> None:
+    # the direct answer, the loop's draft (the same text), then the rewrite; the loop makes
+    # no exact change here, so what passes is the reviser's doing
+    direct, mrpo = _answers(tmp_path, ["The river runs, slow and wide."] * 2
+                            + ["the river runs slow and wide"], conform=False)
     assert direct["answer"] == "The river runs, slow and wide." and direct["calls"] == 1
     direct.update(outcome(direct["answer"], WANTED))
     assert direct["passed"] == [False, False, True]
@@ -64,3 +79,20 @@ def test_both_methods_are_scored_on_the_labels(tmp_path) -> None:
     assert report["queries"] == 1  # a query only one method answered is left out
     assert report["direct"]["prompt_pass_rate"] == 0.0
     assert report["mrpo"] == s
+
+
+def test_checks_met_in_code_are_counted_apart(tmp_path) -> None:
+    direct, mrpo = _answers(tmp_path, ["The river runs, slow and wide."] * 2
+                            + ["The river runs, slow and wide, to the Sea."], conform=True)
+    # code alone: the direct answer lowercased and its commas dropped, no call
+    code = answer_conformed(QUERY[0]["content"], direct)
+    assert code["answer"] == "the river runs slow and wide."
+    assert code["conformed"] == ["lowercase", "no_commas"] and code["calls"] == 1
+    # the loop's draft was met in code before it was judged; the rewrite was too
+    assert mrpo["draft"] == "the river runs slow and wide."
+    assert mrpo["draft_passed"] == [True, True, True]
+    mrpo.update(outcome(mrpo["answer"], WANTED))
+    assert mrpo["passed"] == [True, True, True]
+    assert mrpo["conformed"] == ["lowercase", "no_commas"] and mrpo["met_in_code"] == 2
+    s = summary([{**mrpo, "query": "q", "method": "mrpo"}])
+    assert (s["conformed_answers"], s["met_in_code"], s["fixed"]) == (1, 2, 0)

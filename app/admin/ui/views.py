@@ -14,7 +14,14 @@ from typing import Any
 from markupsafe import Markup
 
 from app.admin.ui.charts import Point, trajectory_chart
-from loops.record import LOOPING_KEY, SHRUNK_KEY, answer_of, dimension_scores, stored_checks
+from loops.record import (
+    CONFORMED_KEY,
+    LOOPING_KEY,
+    SHRUNK_KEY,
+    answer_of,
+    dimension_scores,
+    stored_checks,
+)
 from store.records import CandidateRecord, ExperienceRecord, LoopRecord
 
 
@@ -78,6 +85,7 @@ class CandidateView:
     checks: tuple[CheckView, ...] = ()
     shrunk: bool = False
     looping: bool = False
+    conformed: tuple[str, ...] = ()   # check kinds met in code on the model's text
 
     @property
     def checks_passed(self) -> int:
@@ -147,7 +155,8 @@ def candidate_view(c: CandidateRecord, dims: Sequence[DimensionView], best: bool
     return CandidateView(c.position, c.round, c.kind, c.parent_position, c.total_score, best,
                          c.text, scores, _text(reflection.get("summary")), items, checks,
                          bool((c.scores or {}).get(SHRUNK_KEY)),
-                         bool((c.scores or {}).get(LOOPING_KEY)))
+                         bool((c.scores or {}).get(LOOPING_KEY)),
+                         tuple(map(_text, (c.scores or {}).get(CONFORMED_KEY) or ())))
 
 
 def loop_chart(record: LoopRecord, threshold: float | None) -> Markup:
