@@ -38,6 +38,12 @@ _PREFACE = re.compile(
     r"|(?:sure|certainly|of course|okay|ok)\b[^\n]*"
     r"|(?:here is|here's|here are|below is|this is)\b[^\n]*"
     r")\s*\n", re.IGNORECASE)
+# "The revised answer is:" / "Revised version as follows:" before the text, on its line or not
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:the|my|here is the|here's the|here is my)\s+)?"
+    r"(?:revised|improved|updated|rewritten|final|edited|new|corrected)\s+"
+    r"(?:answer|text|version|response|draft)(?:\s+is)?(?:\s+as follows)?\s*:[ \t]*\n?",
+    re.IGNORECASE)
 _FENCED = re.compile(r"^\s*```[\w-]*\n(.*?)\n?```\s*$", re.DOTALL)
 # Where notes about the revision begin: a heading, bold or plain label naming the changes,
 # or a sentence describing what was changed.
@@ -72,6 +78,8 @@ def clean_answer(text: str, original_fenced: bool = False) -> str:
     text = text.strip()
     for _ in range(2):  # "Sure! ...\n### Revised text" stacks two prefaces
         stripped = _PREFACE.sub("", text, count=1)
+        if stripped == text:
+            stripped = _LEAD_IN.sub("", text, count=1)
         if stripped == text or not stripped.strip():
             break
         text = stripped.strip()

@@ -101,5 +101,6 @@ def _candidate(c: Any) -> dict[str, Any]:
             "parent": record.parent_position, "text": record.text, "score": record.total_score,
             "scores": dimension_scores(record.scores),
             "checks": [o.model_dump(mode="json") for o in c.checks], "shrunk": c.shrunk,
+            "conformed": list(c.conformed),
             "reflection": record.reflection, "usage": record.usage,
             "latency_ms": round(record.latency_ms, 2)}

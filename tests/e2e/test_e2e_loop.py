@@ -135,6 +135,25 @@ def test_zero_rounds_returns_the_evaluated_draft(sdk: OpenAI, writer: Fake) -> N
     assert summary["usage"]["rewrite"]["calls"] == 0
 
 
+def test_a_form_requirement_is_met_in_code_and_the_trace_says_so(sdk: OpenAI,
+                                                                 writer: Fake) -> None:
+    messages = ask("Describe morning fog in all lowercase letters.")
+    resp = reflect(sdk, messages, max_rounds=0, threshold=1.0, return_trace=True)
+    text = resp.choices[0].message.content
+    assert text == text.lower() and "the short answer comes first" in text
+    draft = resp.model_extra["reflection"]["trace"]["candidates"][0]
+    assert draft["conformed"] == ["lowercase"]
+    assert [(c["kind"], c["passed"]) for c in draft["checks"]] == [("lowercase", True)]
+
+    # off for one request: the model's own capitals stay, and the check says they fail
+    resp = reflect(sdk, messages, max_rounds=0, threshold=1.0, return_trace=True,
+                   conform=False)
+    assert resp.choices[0].message.content != resp.choices[0].message.content.lower()
+    draft = resp.model_extra["reflection"]["trace"]["candidates"][0]
+    assert draft["conformed"] == []
+    assert [(c["kind"], c["passed"]) for c in draft["checks"]] == [("lowercase", False)]
+
+
 def test_k_candidates_per_round(sdk: OpenAI, writer: Fake) -> None:
     resp = reflect(sdk, ask("Write an apology email for a late delivery"), max_rounds=1,
                    threshold=1.0, candidates=3, return_trace=True)

@@ -51,6 +51,10 @@ _REFLECTIONS = [
     ("Rain taps.\n\nNote: I shortened the second line.", "Rain taps."),
     ("The new hours start Monday.\n\nI have revised the text to mention the hours.",
      "The new hours start Monday."),
+    # SmolLM2-135M through `redraft serve`: the lead-in on the answer's own first line
+    ("The revised answer is: Exercise keeps the heart strong.",
+     "Exercise keeps the heart strong."),
+    ("Revised version as follows:\n\n1. Walk.\n2. Swim.", "1. Walk.\n2. Swim."),
 ])
 def test_clean_answer_strips_headings_fences_and_revision_notes(raw: str, clean: str) -> None:
     assert clean_answer(raw) == clean
@@ -61,6 +65,8 @@ def test_clean_answer_strips_headings_fences_and_revision_notes(raw: str, clean:
     "# Rain\n\nRain taps the roof.",
     "Here is what the audience needs to know: the hall opens at six.",
     "We revised our policy last year.",
+    "The final answer is that we stay home.",
+    "The revised answer is:",
 ])
 def test_clean_answer_keeps_an_answer_that_only_looks_like_a_preface(text: str) -> None:
     assert clean_answer(text) == text

@@ -17,7 +17,14 @@ from llm.types import ChatParams
 from loops.answer import CHECK_WEIGHT, SHRINK_PENALTY, asks_shorter, best, finished, rank, shrank
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
-from loops.record import ANSWER_KEY, CHECKS_KEY, dimension_scores, stored_checks, to_record
+from loops.record import (
+    ANSWER_KEY,
+    CHECKS_KEY,
+    CONFORMED_KEY,
+    dimension_scores,
+    stored_checks,
+    to_record,
+)
 from loops.reflection import CHECK_PREFIX, with_checks
 from loops.trace import Candidate, Reflection, ReflectionItem
 from rubrics.checklist import Checklist
@@ -325,3 +332,29 @@ def test_a_rewrite_that_mends_broken_json_is_chosen_on_its_rank():
     trace = Script([draft, mended], {draft: 5, mended: 5}).run(
         (JSON_CHECK,), max_rounds=1, threshold=1.0)
     assert trace.answer.text == mended
+
+
+LOWERCASE = Check(kind="lowercase", params={})
+
+
+def test_form_checks_are_met_in_code_before_the_judge_reads_the_text():
+    raw, met = "Rain Falls, Softly On The Roof.", "rain falls softly on the roof."
+    # the judge scores by the text it is shown: only the changed text has a score
+    trace = Script([raw], {met: 7}).run((LOWERCASE, NO_COMMAS), max_rounds=0)
+    assert trace.answer.text == met and trace.answer.score is not None
+    assert trace.answer.conformed == ("lowercase", "no_commas")
+    assert all(o.passed for o in trace.answer.checks)
+    record = to_record(trace, namespace="d", request={}, model="m", backend="b")
+    assert record.candidates[0].scores[CONFORMED_KEY] == ["lowercase", "no_commas"]
+    assert CONFORMED_KEY not in dimension_scores(record.candidates[0].scores)
+
+
+def test_a_rewrite_is_met_in_code_too_and_the_option_turns_it_off():
+    draft, rewrite = words(14, "a"), "Rain Falls On The Roof And The Street Shines Again Tonight."
+    trace = Script([draft, rewrite], {draft: 5, rewrite.lower(): 6}).run(
+        (LOWERCASE,), max_rounds=1)
+    assert [c.conformed for c in trace.candidates] == [(), ("lowercase",)]
+    assert trace.answer.text == rewrite.lower()
+    off = Script([rewrite], {rewrite: 6}).run((LOWERCASE,), max_rounds=0, conform=False)
+    assert off.answer.text == rewrite and off.answer.conformed == ()
+    assert not off.answer.checks[0].passed

@@ -1,0 +1,98 @@
+"""Exact changes that meet form checks (`rubrics.checks.conform`): each kind's change meets its
+check on hand-made texts and keeps every word, a text it cannot change honestly is left alone,
+and a change that would break a check the text met is not made."""
+
+from __future__ import annotations
+
+import pytest
+
+from rubrics.checks import KINDS, Check, conform, run_checks
+
+
+def check(kind: str, **params) -> Check:
+    return Check(kind=kind, params=params, source="user")
+
+
+def count(relation="exactly", n=3, upper=None):
+    return {"relation": relation, "n": n, "upper": upper}
+
+
+@pytest.mark.parametrize("kind, params, text, want", [
+    ("lowercase", {}, "Rain Falls On The City.", "rain falls on the city."),
+    ("uppercase", {}, "Rain falls.\n\nSo do we.", "RAIN FALLS.\n\nSO DO WE."),
+    ("no_commas", {}, "Rain falls, soft and cold, on 1,000 roofs.",
+     "Rain falls soft and cold on 1000 roofs."),
+    ("no_commas", {}, "雨落下，城市安静、温柔。", "雨落下 城市安静 温柔。"),
+    ("ends_with", {"phrase": "Any questions?"}, "The sky is blue.",
+     "The sky is blue.\n\nAny questions?"),
+    # a closing line that is the phrase short of its punctuation is replaced, not repeated
+    ("ends_with", {"phrase": "Any questions?"}, "The sky is blue.\nany questions",
+     "The sky is blue.\nAny questions?"),
+    ("starts_with", {"phrase": "Dear Sam,"}, "Thank you for the book.",
+     "Dear Sam,\n\nThank you for the book."),
+    ("quoted", {}, "Be kind.", '"Be kind."'),
+    ("quoted", {}, "“Be kind.", '"Be kind."'),
+    ("title", {}, "# Morning Rain\n\nRain taps the roof.",
+     "<<Morning Rain>>\n\nRain taps the roof."),
+    ("title", {}, "**Title: Morning Rain**\nRain taps the roof.",
+     "<<Morning Rain>>\nRain taps the roof."),
+    ("title", {}, "Morning Rain\n\nRain taps the roof.",
+     "<<Morning Rain>>\n\nRain taps the roof."),
+    ("bullet_count", count(), "Benefits:\n1. Heart\n2) Mood\n  3. Sleep\nThat is all.",
+     "Benefits:\n- Heart\n- Mood\n  - Sleep\nThat is all."),
+    ("numbered_count", count(), "- Heart\n* Mood\n• Sleep", "1. Heart\n2. Mood\n3. Sleep"),
+])
+def test_each_change_meets_its_check_and_keeps_the_words(kind, params, text, want):
+    c = check(kind, **params)
+    assert not run_checks(text, [c])[0].passed
+    changed, met = conform(text, [c])
+    assert (changed, met) == (want, (kind,))
+    assert run_checks(changed, [c])[0].passed
+
+
+@pytest.mark.parametrize("kind, params, text", [
+    # no title line of its own: a sentence, a lead-in, a one-line text
+    ("title", {}, "Sure! Here is a poem\n\nRain taps the roof."),
+    ("title", {}, "Rain taps the roof. It is late.\n\nThe street shines."),
+    ("title", {}, "Morning Rain"),
+    # a list of the wrong length is not restyled: the count needs new words
+    ("bullet_count", count(), "1. Heart\n2. Mood"),
+    ("numbered_count", count(), "- Heart\n- Mood\n- Sleep\n1. Also this"),
+    ("quoted", {}, "   "),
+])
+def test_no_change_where_no_exact_one_exists(kind, params, text):
+    assert conform(text, [check(kind, **params)]) == (text, ())
+
+
+def test_kinds_that_need_new_words_have_no_change():
+    needs_words = ("word_count", "char_count", "sentence_count", "paragraph_count", "keyword",
+                   "forbidden_word", "letter_frequency", "postscript", "json", "json_schema",
+                   "language", "xml_tag", "field_marker", "section_count", "heading_count",
+                   "highlight_count", "placeholder_count", "capital_word_count")
+    assert all(KINDS[k].conform is None for k in needs_words)
+    text = "A short text, in English."
+    c = check("word_count", **count("at least", 100))
+    assert conform(text, [c]) == (text, ())
+
+
+def test_a_change_that_breaks_a_check_the_text_met_is_not_made():
+    # wrapping in quotes would end the text with a quote mark, after the closing phrase
+    closing = check("ends_with", phrase="Any questions?")
+    text = "The sky is blue. Any questions?"
+    assert conform(text, [closing, check("quoted")]) == (text, ())
+    # adding the phrase would take the text past its word limit
+    at_most = check("word_count", **count("at most", 5))
+    assert conform("One two three four five", [at_most, closing])[1] == ()
+
+
+def test_a_change_that_undoes_an_earlier_one_has_it_made_again():
+    checks = [check("lowercase"), check("no_commas"), check("ends_with", phrase="Any questions?")]
+    changed, met = conform("Rain falls, The City sleeps.", checks)
+    assert changed == "rain falls the city sleeps.\n\nany questions?"
+    assert met == ("lowercase", "no_commas", "ends_with")
+    assert all(o.passed for o in run_checks(changed, checks))
+
+
+def test_a_text_that_passes_is_returned_as_it_is():
+    checks = [check("lowercase"), check("ends_with", phrase="bye")]
+    assert conform("all good, bye", checks) == ("all good, bye", ())
