@@ -64,6 +64,11 @@ def chars(relation, n, upper=None):
     ("适当植入'闺蜜搭配''品质生活'等关键词。",
      [("keyword", {"word": "闺蜜搭配", "relation": "at least", "n": 1, "upper": None}),
       ("keyword", {"word": "品质生活", "relation": "at least", "n": 1, "upper": None})]),
+    # bold in a text answer can only be markdown
+    ("文案需分段落，重点信息加粗。", [("highlight_count", {"relation": "at least", "n": 1,
+                                                   "upper": None})]),
+    ("Use clear headings and bold important content.",
+     [("highlight_count", {"relation": "at least", "n": 1, "upper": None})]),
 ])
 def test_phrasings(request_text, expected):
     assert found(request_text) == expected
@@ -119,6 +124,7 @@ def test_instruction_following_phrasings(request_text, expected):
     "每个帖文篇幅控制在800-1200字。",
     "请写一段产品描述。",  # 一段 is "a piece", not one paragraph
     "Write a commendation speech about an officer with 20 years of service.",
+    "Highlight its core selling points.",  # stress them in the text, not a markdown span
 ])
 def test_no_check_where_the_request_states_none_for_the_whole_response(request_text):
     assert found(request_text) == []

@@ -96,6 +96,9 @@ _ZH_DIVIDE = r"(?<![部满评充十百得积])分"
 _NOT_RANGE = r"(?<![\d～~〜到至\-–—])"
 _QUOTED = r"[“\"'「『]([^”\"'」』\n]{1,80})[”\"'」』]"
 
+# what a request asks to be set in bold: "the key points", "important content"
+_KEY_POINTS = (r"(?:key|important|main|core)\s+(?:points?|information|content|terms?|words?|"
+               r"phrases?|facts?|details?)")
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) for p, b in (
     # English lengths in words
     (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between")),
@@ -220,6 +223,8 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (r"\bwrap\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|answer|output)\s+"
      r"(?:with|in)(?:in)?\s+double\s+quot", _flag("quoted")),
     (r"double\s+angular\s+brackets|<<\s*title\s*>>", _flag("title")),
+    (rf"\b(?:bold|boldface)\s+(?:the\s+)?{_KEY_POINTS}\b|\b{_KEY_POINTS}\s+(?:should\s+be\s+|"
+     r"must\s+be\s+)?in\s+bold\b", lambda m: _count("highlight_count", "at least", 1)),
     (r"\b(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
     (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:a\s+|the\s+)?"
@@ -301,6 +306,9 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (r"(?:用|使用|以)(英文|英语|中文|汉语|法语|德语|西班牙语|日语|日文|韩语|俄语)(?:来)?"
      r"(?:写|撰写|回答|回复|输出|书写|作答|完成)", _language),
     (r"<<[^<>]*>>.{0,8}标题|标题.{0,12}<<", _flag("title")),
+    # bold in a text answer can only be markdown: "重点信息加粗", "关键词用粗体标出"
+    (r"(?:重点|关键|重要)(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
+     r"(?:用|使用|以)?(?:加粗|粗体)", lambda m: _count("highlight_count", "at least", 1)),
 ))
 
 
