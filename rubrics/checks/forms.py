@@ -194,8 +194,13 @@ def _end(text: str, params: Mapping[str, Any]) -> str:
 
 
 def _wrap(text: str, params: Mapping[str, Any]) -> str | None:
-    body = text.strip().strip("\"“”")
-    return f"\"{body}\"" if body else None
+    """The text in double quotes; a text that opens with a quote it never closes is closed."""
+    body = text.strip()
+    if not body:
+        return None
+    if body[0] in _OPEN_QUOTES and body[-1] not in _CLOSE_QUOTES:
+        return body + _CLOSE_QUOTES[_OPEN_QUOTES.index(body[0])]
+    return f"\"{body}\""
 
 
 _MARKED = re.compile(r"^(?:#{1,6}[ \t]+(?P<h>[^\n]+?)|\*\*(?P<b>[^*\n]+)\*\*)[ \t]*$")
