@@ -160,13 +160,16 @@ _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaf
 
 
 def looping(text: str) -> bool:
-    """Does the text loop on itself: of its runs of LOOP_NGRAM tokens, under LOOP_DISTINCT
-    are distinct and one of them comes at least LOOP_REPEATS times (texts under
-    LOOP_MIN_TOKENS tokens never loop). A refrain, a repeated heading or a passage quoted
-    twice stays clear of that; a model repeating one sentence falls far below."""
-    tokens = _TOKEN.findall(text.lower())
-    if len(tokens) < LOOP_MIN_TOKENS:
+    """Does the text loop on itself: of its runs of LOOP_NGRAM tokens, numbers left out,
+    under LOOP_DISTINCT are distinct and one of them comes at least LOOP_REPEATS times
+    (texts under LOOP_MIN_TOKENS tokens never loop). A refrain, a repeated heading or a
+    passage quoted twice stays clear of that; a model repeating one sentence falls far below,
+    and so does one counting up ("* A (2)", "* A (3)", ... to its token limit), while a
+    table of figures has few words to repeat."""
+    every = _TOKEN.findall(text.lower())
+    if len(every) < LOOP_MIN_TOKENS:
         return False
+    tokens = [t for t in every if not t.isdigit()]
     grams = Counter(tuple(tokens[i:i + LOOP_NGRAM]) for i in range(len(tokens) - LOOP_NGRAM + 1))
     total = sum(grams.values())
     return len(grams) < LOOP_DISTINCT * total and max(grams.values()) >= LOOP_REPEATS

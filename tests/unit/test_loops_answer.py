@@ -154,6 +154,16 @@ _DRAFT = ("1. **Health**: walking strengthens the heart and lungs.\n"
     ("It is a task. " * 5, False),                               # too short to tell
     ("春天来了，花开了，鸟儿在树上唱歌。小河里的冰融化了，孩子们在田野里放风筝，"
      "农民伯伯开始播种，到处都是一片生机勃勃的景象。", False),
+    # SmolLM2's rewrite of a three-bullet answer, counting up to its token limit
+    ("A: A\n* A\n" + "".join(f"* A ({i})\n" for i in range(2, 25)), True),
+    # a table of figures, and numbered steps that differ in their words
+    ("Sales by year:\n\n| Year | Units | Revenue |\n|---|---|---|\n"
+     + "".join(f"| {2000 + i} | {100 + 7 * i} | {5000 + 310 * i} |\n" for i in range(20))
+     + "\nUnits grew every year, and revenue with them.", False),
+    ("".join(f"{i}. {step}\n" for i, step in enumerate(
+        ["Mix the flour, yeast and salt in a large bowl", "Add warm water and stir to a dough",
+         "Knead for ten minutes until smooth", "Leave it to rise for an hour",
+         "Shape the loaf and bake it at 220 degrees for 30 minutes"], 1)), False),
 ])
 def test_looping_finds_a_text_stuck_repeating_itself(text: str, loops: bool) -> None:
     assert looping(text) is loops
