@@ -64,6 +64,9 @@ def chars(relation, n, upper=None):
     ("适当植入'闺蜜搭配''品质生活'等关键词。",
      [("keyword", {"word": "闺蜜搭配", "relation": "at least", "n": 1, "upper": None}),
       ("keyword", {"word": "品质生活", "relation": "at least", "n": 1, "upper": None})]),
+    ('Write it in all lowercase letters and end it with the exact phrase "See you soon!"',
+     [("lowercase", {}), ("ends_with", {"phrase": "See you soon!"})]),
+    ("Write it all in capitals.", [("uppercase", {})]),
     # bold in a text answer can only be markdown
     ("文案需分段落，重点信息加粗。", [("highlight_count", {"relation": "at least", "n": 1,
                                                    "upper": None})]),

@@ -186,9 +186,10 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
      r"all[\s-]*capitals?|upper\s*case|upper-case)\s+words\b", _capital_words),
     # English form
     (r"\b(?:all\s+|entirely\s+in\s+|only\s+)?lower\s*case(?:\s+letters)?(?:\s+only)?\b"
-     r"(?=[^.\n]{0,40}(?:no\s+capital|allowed|only|\.|$))|\bno\s+capital\s+letters\b",
+     r"(?=[^.\n]{0,40}(?:no\s+capital|allowed|only|\.|$))|\bno\s+capital\s+letters\b|"
+     r"\b(?:in|using|with)\s+(?:all\s+|only\s+)?lower\s*case\s+letters\b",
      _flag("lowercase")),
-    (r"(?<!with )\ball\s+(?:in\s+)?(?:capital\s+letters|caps|uppercase)\b|"
+    (r"(?<!with )\ball\s+(?:in\s+)?(?:capital\s+letters|capitals|caps|uppercase)\b|"
      r"\bin\s+all\s+capital\s+letters\b|"
      r"\bcapital\s+letters\s+only\b|"
      r"\bentirely\s+in\s+(?:english\s+)?(?:capital|uppercase)\s+letters\b", _flag("uppercase")),
