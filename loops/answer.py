@@ -67,7 +67,8 @@ _RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
 _LABELS = re.compile(
     r"\b(?:lowest|middle|highest|top|bottom) band\b|\bband \d+\b|\brevision objectives?\b"
     r"|\bthe reflection\b|\brubric\b|\bchecklist\b|\bscore[sd]? \d+\s*/\s*\d+"
-    r"|\bthe task goal is\b|\brewrite actions?\b|\bweak dimensions?\b",
+    r"|\bthe task goal is\b|\brewrite actions?\b|\bweak dimensions?\b"
+    r"|\bscale \d+\s*-\s*\d+,\s*weight\b",  # how the judge's prompt heads a dimension
     re.IGNORECASE)
 SHINGLE = 6  # words: a run this long copied from a prompt is no accident
 
