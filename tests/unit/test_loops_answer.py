@@ -98,7 +98,7 @@ def test_scaffolding_finds_band_labels_and_agent_prompt_runs_but_not_the_request
                        "Write a checklist for moving house.") == []
     # SmolLM2 through `redraft serve`: a dimension's heading from the judge's prompt
     assert scaffolding("Sammy (2) (scale 1-10, weight 1)\nSammy (2) (scale 1-10, weight 1)",
-                       "Write a short note inviting Sam to coffee.") == ["scale 1-10, weight"] * 2
+                       "Write a short note inviting Sam to coffee.") == ["scale 1-10, weight"]
     assert scaffolding("Rate it on a scale 1-10, then weigh it.", "Write a guide.") == []
 
 
