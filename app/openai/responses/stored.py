@@ -87,8 +87,14 @@ class StoredResponses:
         record = await self.repo.get(rid, namespace, items=items)
         while record is None:
             age = _age(rid)
-            if age is None or not -1.0 < age < self.recent or await self.repo.exists(rid):
+            if age is None or not -1.0 < age < self.recent:
                 raise NotFound(f"no response found with id {rid!r}", param=param)
+            if await self.repo.exists(rid):
+                # another namespace's, or it landed since the read above: read it once more
+                record = await self.repo.get(rid, namespace, items=items)
+                if record is None:
+                    raise NotFound(f"no response found with id {rid!r}", param=param)
+                break
             await asyncio.sleep(_POLL)  # another replica's group commit may not have landed
             record = await self.repo.get(rid, namespace, items=items)
         return record
