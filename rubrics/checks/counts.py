@@ -82,6 +82,7 @@ def _count_kind(name: str, description: str, unit: str, count,  # type: ignore[n
     return CheckKind(name, description, COUNT_PARAMS, run, conform)
 
 
+# a list item's marker, up to its first word: what restyling a list replaces
 _NUMBER_MARK = re.compile(r"^([ \t]*)\d{1,3}[.)、．][ \t]*(?=\S)", re.M)
 _BULLET_MARK = re.compile(r"^([ \t]*)[-*•+][ \t]+(?=\S)", re.M)
 
@@ -97,16 +98,15 @@ def _restyled(text: str, params: Mapping[str, Any], have: re.Pattern[str],
                                        params.get("upper")):
         return None
     numbers = iter(range(1, found + 1))
-    mark_of = _NUMBER_MARK if have is _NUMBERED else _BULLET_MARK
-    return mark_of.sub(lambda m: f"{m.group(1)}{mark(next(numbers))}", text)
+    return have.sub(lambda m: f"{m.group(1)}{mark(next(numbers))}", text)
 
 
 def _as_bullets(text: str, params: Mapping[str, Any]) -> str | None:
-    return _restyled(text, params, _NUMBERED, _BULLET, lambda _: "- ")
+    return _restyled(text, params, _NUMBER_MARK, _BULLET_MARK, lambda _: "- ")
 
 
 def _as_numbers(text: str, params: Mapping[str, Any]) -> str | None:
-    return _restyled(text, params, _BULLET, _NUMBERED, lambda i: f"{i}. ")
+    return _restyled(text, params, _BULLET_MARK, _NUMBER_MARK, lambda i: f"{i}. ")
 
 
 def _paragraphs(text: str, params: Mapping[str, Any]) -> CheckOutcome:
