@@ -378,8 +378,10 @@ class OpenAIBackend:
 
     async def _probe(self, session: aiohttp.ClientSession, upstream: Upstream,
                      engine: str | None, deadline: float) -> Dialect | None:
-        """The first form of PROBE_ORDER that returns schema-valid JSON; `none` when every
-        one is refused or ignored; None when the upstream stops answering."""
+        """The first form of PROBE_ORDER whose answer keeps what the form guarantees; `none`
+        when every one is refused, not supported or broken; None when the upstream stops
+        answering. What each form did is kept for /health: chosen, refused (HTTP status),
+        not supported (the server dropped the field), broke the schema (how), not tried."""
         self._probed = {}
         for form in PROBE_ORDER:
             left = deadline - time.monotonic()
@@ -389,6 +391,9 @@ class OpenAIBackend:
             outcome = await self._try_form(session, upstream, dialect(form, engine), left)
             self._probed[form] = outcome
             if outcome == "ok":
+                self._probed[form] = "chosen"
+                for later in PROBE_ORDER[PROBE_ORDER.index(form) + 1:]:
+                    self._probed[later] = f"not tried: {form} was chosen first"
                 return dialect(form, engine)
             if outcome.startswith("no answer"):
                 return None

@@ -211,18 +211,37 @@ def size_bound(schema: Any, root: Any = None, depth: int = 0) -> int | None:
 
 # -- the start-up probe ---------------------------------------------------------------------
 # A schema no model would follow by chance: a property name and value it cannot guess, so an
-# upstream that ignores the form it was sent fails the probe.
+# upstream that ignores the form it was sent fails the probe. The verdict tests only what a
+# form guarantees (the answer parses, the object has exactly the required keys, the enum
+# holds, the integer is an integer); bounds such as an integer's minimum are not compiled by
+# every engine (llama.cpp's grammar leaves them out) and are checked after parsing anyway, so
+# a model's guess at a number never decides the form.
 PROBE_SCHEMA: JsonSchema = {
     "type": "object",
     "properties": {"redraft_probe": {"type": "string", "enum": ["structured"]},
-                   "rounds": {"type": "integer", "minimum": 3, "maximum": 3}},
+                   "rounds": {"type": "integer"}},
     "required": ["redraft_probe", "rounds"],
     "additionalProperties": False,
 }
 PROBE_MESSAGES: list[Message] = [{"role": "user", "content": "Reply with a JSON object."}]
 PROBE_MAX_TOKENS = 64
+PROBE_KEYS = frozenset(PROBE_SCHEMA["required"])
 
 
-def probe_passed(value: Any) -> bool:
-    """Whether a probe answer is valid against PROBE_SCHEMA."""
-    return value == {"redraft_probe": "structured", "rounds": 3}
+def probe_verdict(value: Any) -> str:
+    """What a parsed probe answer says about the form: "ok"; "not supported (...)" when
+    nothing of the schema reached the decoder (the server dropped the field); "broke the
+    schema (...)" when the schema was applied but not kept."""
+    if not isinstance(value, dict) or not PROBE_KEYS & set(value):
+        return "not supported (the answer has none of the schema's properties: the server " \
+               "dropped the field or ignored it)"
+    broken = []
+    if set(value) != PROBE_KEYS:
+        broken.append(f"keys {sorted(value)} where the schema requires exactly "
+                      f"{sorted(PROBE_KEYS)}")
+    if value.get("redraft_probe") != "structured":
+        broken.append(f"redraft_probe is {value.get('redraft_probe')!r}, outside its enum")
+    rounds = value.get("rounds")
+    if "rounds" in value and (not isinstance(rounds, int) or isinstance(rounds, bool)):
+        broken.append(f"rounds is {rounds!r}, not an integer")
+    return f"broke the schema ({'; '.join(broken)})" if broken else "ok"

@@ -10,7 +10,7 @@ import orjson
 
 from llm.base import JsonSchema
 from llm.errors import RedraftError, UpstreamError
-from llm.openai.dialects import probe_passed
+from llm.openai.dialects import probe_verdict
 from llm.retry import error_from_event
 from llm.structured import AnswerInvalid, conform_text, parse_json
 from llm.types import Choice, ChunkChoice, Completion, Usage
@@ -100,7 +100,8 @@ _NOT_A_REFUSAL = frozenset({401, 403, 404, 408, 429, 502, 503, 504})
 
 def probe_outcome(status: int, raw: bytes, model: str) -> str:
     """What one probe answer says about a structured-output form: "ok", "refused (…)",
-    "ignored (…)", or "no answer (…)" when it says nothing about the form."""
+    "not supported (…)", "broke the schema (…)", or "no answer (…)" when it says nothing
+    about the form."""
     if status in _NOT_A_REFUSAL:
         return f"no answer (HTTP {status})"
     if status != 200:
@@ -108,5 +109,6 @@ def probe_outcome(status: int, raw: bytes, model: str) -> str:
     try:
         value = parse_json(completion_of(orjson.loads(raw), model).text)
     except (orjson.JSONDecodeError, RedraftError, AnswerInvalid):
-        return "ignored (the answer is not JSON)"
-    return "ok" if probe_passed(value) else "ignored (the answer breaks the schema)"
+        return "not supported (the answer is not JSON: the server dropped the field or " \
+               "ignored it)"
+    return probe_verdict(value)

@@ -37,6 +37,7 @@ def test_health_names_the_dialect_the_probe_chose(server: Server) -> None:
     assert health["status"] == "ok" and writer["setting"] == "auto"
     assert writer["dialect"]["form"] == "json_object_schema"
     assert writer["probe"]["json_schema"] == "refused (HTTP 500)"
+    assert writer["probe"]["json_object_schema"] == "chosen"
 
 
 def test_a_loop_through_json_object_schema_only_does_not_degrade(

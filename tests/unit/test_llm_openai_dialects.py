@@ -82,15 +82,16 @@ async def test_the_probe_picks_the_one_form_the_upstream_takes(
     form, engine = MODES[mode]
     assert status["decided_by"] == "probe"
     assert (status["dialect"]["form"], status["dialect"]["engine"]) == (form, engine)
-    tried = list(status["probe"])
+    assert list(status["probe"]) == list(PROBE_ORDER)  # every form has its line in /health
+    tried = [f for f, said in status["probe"].items() if not said.startswith("not tried")]
     assert tried == list(PROBE_ORDER[:PROBE_ORDER.index(form) + 1] if form != "none"
                          else PROBE_ORDER)
-    assert status["probe"].get(form, "ok") == "ok"
+    assert status["probe"].get(form, "chosen") == "chosen"
     # Every form before it was refused as the engine refuses it (or ignored, for `ignore`).
     if mode == "json_object_schema":
         assert status["probe"]["json_schema"] == "refused (HTTP 500)"
     if mode == "ignore":
-        assert all(v.startswith("ignored") for v in status["probe"].values())
+        assert all(v.startswith("not supported") for v in status["probe"].values())
         assert not fake.refusals
     elif form != "json_schema":
         assert len(fake.refusals) == PROBE_ORDER.index(form)
@@ -299,6 +300,26 @@ async def test_a_loop_runs_through_the_upstream_with_nothing_degraded(
     assert len(fake.refusals) == probe_refusals
 
 
+@pytest.mark.parametrize(("answer", "verdict"), [
+    # llama.cpp's grammar leaves integer bounds out: a model's guess at a number is no reason
+    # to refuse the form
+    ({"redraft_probe": "structured", "rounds": 10}, "ok"),
+    ({"redraft_probe": "structured", "rounds": 3}, "ok"),
+    ({"answer": "hello"}, "not supported"),
+    ("Sure! Here is a JSON object.", "not supported"),
+    ({"redraft_probe": "structural", "rounds": 3}, "broke the schema (redraft_probe is"),
+    ({"redraft_probe": "structured", "rounds": "3"}, "broke the schema (rounds is '3'"),
+    ({"redraft_probe": "structured", "rounds": 3, "extra": 1}, "broke the schema (keys"),
+    ({"redraft_probe": "structured"}, "broke the schema (keys"),
+])
+def test_the_probe_judges_what_the_form_guarantees(answer: object, verdict: str) -> None:
+    from llm.openai.wire import probe_outcome
+
+    raw = orjson.dumps({"choices": [{"message": {"content": answer if isinstance(answer, str)
+                                                  else orjson.dumps(answer).decode()}}]})
+    assert probe_outcome(200, raw, "m").startswith(verdict)
+
+
 # -- /health ----------------------------------------------------------------------------------
 def test_health_shows_the_dialect_the_probe_chose(fake: FakeUpstream, tmp_path,
                                                   monkeypatch) -> None:
@@ -320,4 +341,7 @@ def test_health_shows_the_dialect_the_probe_chose(fake: FakeUpstream, tmp_path,
     assert writer["dialect"]["form"] == "json_object_schema"
     assert writer["dialect"]["engine"] == "llama.cpp"
     assert writer["dialect"]["max_string_length_sent"] == 200
-    assert writer["probe"] == {"json_schema": "refused (HTTP 500)", "json_object_schema": "ok"}
+    assert writer["probe"] == {
+        "json_schema": "refused (HTTP 500)", "json_object_schema": "chosen",
+        "structured_outputs": "not tried: json_object_schema was chosen first",
+        "guided_json": "not tried: json_object_schema was chosen first"}
