@@ -1,5 +1,7 @@
-"""What every check kind shares: the kind record, relations between a count and its target,
-the parameter schemas kinds are built from, and the strict validation of a kind's params."""
+"""What every check kind shares: the outcome a run gives, the kind record, relations between a
+count and its target, the parameter schemas kinds are built from, and the strict validation of
+a kind's params. Nothing here knows a `Check`, so the model of a check can import the registry
+that is built on this module."""
 
 from __future__ import annotations
 
@@ -8,12 +10,32 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rubrics.checks.model import CheckOutcome
+from pydantic import BaseModel, ConfigDict
+
+from rubrics.checks.jsonsubset import problems
 
 Relation = str  # "at least" | "at most" | "exactly" | "between"
 RELATIONS = ("at least", "at most", "exactly", "between")
 MAX_COUNT = 100_000
 PHRASE_CHARS = 200
+
+
+class CheckOutcome(BaseModel):
+    """What running a check on a text gives: pass or fail, the value measured on the text and
+    the target, both in words a reflection can quote ("45 words; needs at least 120")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    passed: bool
+    measured: str   # what the text has: "45 words"
+    target: str     # what the request asks: "at least 120 words"
+    quote: str = ""
+
+    def line(self) -> str:
+        """One line for a trace, a reflection item or the admin UI."""
+        mark = "pass" if self.passed else "FAIL"
+        return f"[{mark}] {self.kind}: {self.measured}; needs {self.target}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +123,6 @@ class ParamsInvalid(ValueError):
 def validate_params(schema: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
     """`params` checked against a kind's strict schema; a nullable property left out is filled
     with null, so the same requirement always has the same parameters (and `Check.key`)."""
-    from rubrics.checks.jsonsubset import problems
-
     props = schema["properties"]
     filled = dict(params)
     for name, sub in props.items():

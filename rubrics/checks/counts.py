@@ -13,12 +13,12 @@ from rubrics.checks.base import (
     COUNT_PARAMS,
     COUNT_PROPS,
     CheckKind,
+    CheckOutcome,
     counted,
     params_schema,
     relation_holds,
     string,
 )
-from rubrics.checks.model import CheckOutcome
 
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\s\u3400-\u9fff\uf900-\ufaff]+")

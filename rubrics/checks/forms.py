@@ -16,6 +16,7 @@ from rubrics.checks.base import (
     COUNT_PROPS,
     NO_PARAMS,
     CheckKind,
+    CheckOutcome,
     counted,
     flag,
     fold,
@@ -25,7 +26,6 @@ from rubrics.checks.base import (
 )
 from rubrics.checks.jsonsubset import problems
 from rubrics.checks.language import LANGUAGES, NAMES, detect
-from rubrics.checks.model import CheckOutcome
 
 _FENCE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```$", re.S)
 _TITLE = re.compile(r"<<[^<>\n]+>>")

@@ -2,16 +2,17 @@
 
 A check names a kind from the registry (`rubrics.checks.kinds.KINDS`) and that kind's typed
 parameters; `quote` holds the words of the request it came from, so a check the request does
-not support can be dropped. Running a check gives a `CheckOutcome`: pass or fail, the value
-measured on the text and the target, both in words a reflection can quote ("45 words; needs
-at least 120").
+not support can be dropped. Running a check gives a `CheckOutcome` (`rubrics.checks.base`).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rubrics.checks.kinds import checked_params
 
 CheckSource = Literal["prepass", "agent", "pack", "user"]
 
@@ -28,8 +29,6 @@ class Check(BaseModel):
     def _known(self) -> Check:
         """The kind is in the registry and the params keep its schema (nullable ones filled,
         so one requirement has one key)."""
-        from rubrics.checks.kinds import checked_params
-
         filled = checked_params(self.kind, self.params)
         if filled != self.params:
             object.__setattr__(self, "params", filled)
@@ -41,21 +40,4 @@ class Check(BaseModel):
 
     def key(self) -> tuple[str, str]:
         """Two checks with the same kind and parameters are the same requirement."""
-        import json
-
         return self.kind, json.dumps(self.params, sort_keys=True, ensure_ascii=False)
-
-
-class CheckOutcome(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: str
-    passed: bool
-    measured: str   # what the text has: "45 words"
-    target: str     # what the request asks: "at least 120 words"
-    quote: str = ""
-
-    def line(self) -> str:
-        """One line for a trace, a reflection item or the admin UI."""
-        mark = "pass" if self.passed else "FAIL"
-        return f"[{mark}] {self.kind}: {self.measured}; needs {self.target}"

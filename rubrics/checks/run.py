@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from rubrics.checks.base import CheckOutcome
 from rubrics.checks.kinds import KINDS
-from rubrics.checks.model import Check, CheckOutcome
+from rubrics.checks.model import Check
 
 
 def run_checks(text: str, checks: Iterable[Check]) -> tuple[CheckOutcome, ...]:
