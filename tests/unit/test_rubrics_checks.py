@@ -123,6 +123,21 @@ def test_json_subset_validator():
     ("Il gatto è sul tavolo e non vuole scendere per la cena, ma questo è normale.", "it"),
     ("O gato está na mesa e não quer descer para o jantar, mas isso é normal.", "pt"),
     ("这是中文，带一点English words也没关系。", "zh"),
+    # a script one language writes alone; letters one language of a shared script alone uses;
+    # stopwords among the languages left
+    ("แมวนั่งอยู่บนโต๊ะและไม่อยากลงมากินข้าวเย็น", "th"),
+    ("பூனை மேசையில் அமர்ந்திருக்கிறது, இரவு உணவுக்கு கீழே வர விரும்பவில்லை.", "ta"),
+    ("Кіт сидить на столі і не хоче спускатися до вечері, але це нормально.", "uk"),
+    ("القطة تجلس على الطاولة ولا تريد النزول لتناول العشاء، وهذا أمر طبيعي.", "ar"),
+    ("گربه روی میز نشسته است و نمی‌خواهد برای شام پایین بیاید، این عادی است.", "fa"),
+    ("بلی میز پر بیٹھی ہے اور رات کے کھانے کے لیے نیچے نہیں آنا چاہتی۔", "ur"),
+    ("बिल्ली मेज पर बैठी है और वह रात के खाने के लिए नीचे नहीं आना चाहती है।", "hi"),
+    ("मांजर टेबलावर बसली आहे आणि ती जेवणासाठी खाली येत नाही, हे सामान्य आहे.", "mr"),
+    ("Con mèo đang ngồi trên bàn và không muốn xuống ăn tối, nhưng điều này là bình thường.",
+     "vi"),
+    ("De kat zit op de tafel en wil niet naar beneden komen voor het eten.", "nl"),
+    ("Paka yuko juu ya meza na hataki kushuka kwa chakula cha jioni, lakini hii ni kawaida.",
+     "sw"),
     ("1234 !!", None),
 ])
 def test_language_detector(text, language):

@@ -31,7 +31,6 @@ from rubrics.checks.phrasings.common import (
     _forbidden,
     _forbidden_bare,
     _keywords,
-    _language,
     _length,
     _marked_sections,
     _numbers,
@@ -42,10 +41,9 @@ from rubrics.checks.phrasings.common import (
     _words,
     relation_of,
 )
+from rubrics.checks.phrasings.language import RULES as LANGUAGE_RULES
 from rubrics.checks.phrasings.short import (
     _BULLETS_EN,
-    _LANGUAGES_EN,
-    _LANGUAGES_ZH,
     _LIST_VERBS_EN,
     _NOT_RANGE_EN,
     _QUOTE_ITEM,
@@ -99,7 +97,7 @@ _QUOTED = r"[“\"'「『]([^”\"'」』\n]{1,80})[”\"'」』]"
 # what a request asks to be set in bold: "the key points", "important content"
 _KEY_POINTS = (r"(?:key|important|main|core)\s+(?:points?|information|content|terms?|words?|"
                r"phrases?|facts?|details?)")
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) for p, b in (
+_OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) for p, b in (
     # English lengths in words
     (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between")),
     (rf"(?:{_AT_LEAST_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("at least")),
@@ -218,9 +216,6 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (r"\b(?:start|starts|starting|begin|begins|beginning|open|opens|opening)\s+with\s+"
      r"(?:the|this)\s+(?:exact\s+)?(?:phrase|words?|sentence)\s*:?\s*"
      rf"(?P<phrase>{_QUOTE_ITEM})", _closing("starts_with")),
-    (r"\b(?:response|answer|reply|output)\s+(?:should|must|has\s+to|needs\s+to)\s+be\s+"
-     rf"(?:written\s+)?(?:entirely\s+|only\s+|wholly\s+)?in\s+({_LANGUAGES_EN})\b|"
-     rf"\b(?:in|using)\s+({_LANGUAGES_EN})\s+only\b", lambda m: _language(_First(m))),
     (r"\bwrap\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|answer|output)\s+"
      r"(?:with|in)(?:in)?\s+double\s+quot", _flag("quoted")),
     (r"double\s+angular\s+brackets|<<\s*title\s*>>", _flag("title")),
@@ -247,9 +242,6 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
     (r"\b(?:do\s+not|don't|never|avoid)\s+(?:use|include|mention|using)\s+(?:the\s+)?"
      r"(?:words?|key\s*words?|phrases?|terms?)\s*:?\s*((?:[\"'“‘][^\"'”’\n]{1,60}[\"'”’]"
      r"(?:\s*,\s*|\s+(?:or|and)\s+|\s*,\s*(?:or|and)\s+)?)+)", _forbidden),
-    (r"\b(?:respond|write|answer|reply|response\s+should\s+be)\s+(?:only\s+|entirely\s+)?"
-     r"in\s+(English|Chinese|French|German|Spanish|Japanese|Korean|Russian|Italian|Portuguese)"
-     r"(?:\s+language)?\b", _language),
     # Chinese lengths in characters
     (rf"{_ZN}\s*(?:{_ZH_CHARS})?\s*(?:-|–|—|~|～|〜|到|至)\s*{_ZN}\s*{_ZH_CHARS}",
      _zh_chars("between")),
@@ -299,18 +291,16 @@ RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) 
      _flag("no_commas")),
     (r"(?:不要|不能|不得|禁止|避免|不可|切勿|请勿)(?:使用|出现|提到|提及|包含|用)(?:以下)?"
      rf"(?:词语|词汇|字眼|关键词|词)?[：:]?\s*(?P<words>{_QUOTE_LIST})", _forbidden_quoted),
-    (r"(?:回答|回复|作答|输出|全文|答案|正文)(?:时|请|需|需要|要|必须|一律|应|应该|均|都)*"
-     rf"(?:使用|用|以|采用)({_LANGUAGES_ZH})|(?:请|务必|必须)(?:使用|用)({_LANGUAGES_ZH})"
-     r"(?=[。，,.！!；;\s]|$)", lambda m: _language(_First(m))),
     (r"(?:以|用|使用|输出为|返回)\s*JSON\s*(?:格式|形式)?|JSON\s*格式(?:输出|返回|回复)",
      _flag("json")),
-    (r"(?:用|使用|以)(英文|英语|中文|汉语|法语|德语|西班牙语|日语|日文|韩语|俄语)(?:来)?"
-     r"(?:写|撰写|回答|回复|输出|书写|作答|完成)", _language),
     (r"<<[^<>]*>>.{0,8}标题|标题.{0,12}<<", _flag("title")),
     # bold in a text answer can only be markdown: "重点信息加粗", "关键词用粗体标出"
     (r"(?:重点|关键|重要)(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
      r"(?:用|使用|以)?(?:加粗|粗体)", lambda m: _count("highlight_count", "at least", 1)),
 ))
+
+
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES)
 
 
 class _First:

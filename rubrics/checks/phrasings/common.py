@@ -8,7 +8,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from rubrics.checks.language import NAMES
 from rubrics.checks.numbers import EN_NUMBER, about, to_int
 
 Build = Callable[[re.Match[str]], list[tuple[str, dict[str, Any]]]]
@@ -145,16 +144,6 @@ def _word_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 def _forbidden(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     words = re.findall(r"[\"'“‘]([^\"'”’\n]{1,60})[\"'”’]", m.group(1))
     return [("forbidden_word", {"word": w.strip()}) for w in words]
-
-
-_LANGUAGE_BY_NAME = {name.lower(): code for code, name in NAMES.items()}
-_LANGUAGE_ZH = {"英文": "en", "英语": "en", "中文": "zh", "汉语": "zh", "法语": "fr", "德语": "de",
-                "西班牙语": "es", "日语": "ja", "日文": "ja", "韩语": "ko", "俄语": "ru"}
-
-
-def _language(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    code = _LANGUAGE_BY_NAME.get(m.group(1).lower()) or _LANGUAGE_ZH.get(m.group(1))
-    return [("language", {"language": code})] if code else []
 
 
 # Chinese qualifiers of a count

@@ -51,8 +51,6 @@ _BULLETS_EN = (r"bullet(?:ed)?[\s-]*(?:points?|list|items?)|bullets|numbered\s+(
 # what a whole response is limited to: "limit your answer to 3 sentences"
 _WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|post|"
              r"story|summary|description|message|note)")
-_LANGUAGES_EN = r"English|Chinese|French|German|Spanish|Japanese|Korean|Russian|Italian|Portuguese"
-_LANGUAGES_ZH = r"英文|英语|中文|汉语|法语|德语|西班牙语|日语|日文|韩语|俄语"
 _ZH_ITEM = r"(?:个|条|点|项)"
 _ZH_BULLETS = r"(?:markdown|md)?\s*(?:无序)?(?<!有序)(?<!编号)(?<!编号的)列表|项目符号|圆点符号"
 _ZH_NUMBERED = (r"(?:(?:阿拉伯)?数字|序号)\s*(?:编号|标号|标注|列出|排列)|编号列出|有序列表|"

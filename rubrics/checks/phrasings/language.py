@@ -1,0 +1,118 @@
+"""The ways a request names the language the whole response must be in: "answer in German",
+"your entire response should be in French", "the output language must be Japanese", "use
+Portuguese for the whole thing", "(in Korean, please)", "write a short poem in French",
+"用德语回答", "回答必须全部使用英文", "以西班牙语作答"; package-internal.
+
+A language named as a topic ("why learning Spanish is useful"), a translation target
+("translate it into Japanese"), a question about a word ("what does it mean in German?") or an
+adjective ("in French schools") is not the response's language."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.language import NAMES
+from rubrics.checks.phrasings.common import Build
+
+_I = re.I | re.S
+
+_ALIASES_EN = {"farsi": "fa", "bangla": "bn", "mandarin": "zh", "mandarin chinese": "zh",
+               "simplified chinese": "zh", "traditional chinese": "zh", "brazilian portuguese":
+               "pt", "bahasa indonesia": "id", "kiswahili": "sw"}
+CODE_EN = {**{name.lower(): code for code, name in NAMES.items()}, **_ALIASES_EN}
+CODE_ZH = {
+    "英文": "en", "英语": "en", "中文": "zh", "汉语": "zh", "简体中文": "zh", "普通话": "zh",
+    "法语": "fr", "法文": "fr", "德语": "de", "德文": "de", "西班牙语": "es", "西班牙文": "es",
+    "日语": "ja", "日文": "ja", "韩语": "ko", "韩文": "ko", "朝鲜语": "ko", "俄语": "ru",
+    "俄文": "ru", "意大利语": "it", "意大利文": "it", "葡萄牙语": "pt", "葡萄牙文": "pt",
+    "荷兰语": "nl", "瑞典语": "sv", "芬兰语": "fi", "波兰语": "pl", "土耳其语": "tr",
+    "越南语": "vi", "印尼语": "id", "印度尼西亚语": "id", "斯瓦希里语": "sw", "乌克兰语": "uk",
+    "希腊语": "el", "希伯来语": "he", "阿拉伯语": "ar", "阿拉伯文": "ar", "波斯语": "fa",
+    "乌尔都语": "ur", "印地语": "hi", "马拉地语": "mr", "尼泊尔语": "ne", "孟加拉语": "bn",
+    "旁遮普语": "pa", "古吉拉特语": "gu", "泰米尔语": "ta", "泰卢固语": "te", "卡纳达语": "kn",
+    "马拉雅拉姆语": "ml", "泰语": "th", "泰文": "th"}
+
+
+def _alternation(names: object) -> str:
+    return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))  # type: ignore[attr-defined]
+
+
+LANG_EN = rf"(?P<lang>{_alternation(CODE_EN)})"
+LANG_ZH = rf"(?P<lang>{_alternation(CODE_ZH)})"
+# after the language's name: the end of the requirement, never a noun it qualifies ("in French
+# schools", "in German cities")
+_END_EN = (r"(?:\s+(?:language|only|exclusively|throughout|entirely|please|pls|plz|as\s+well)\b|"
+           r"(?=\s*(?:[.,;:!?)\]\"'”’(—–-]|$|\s(?:and|but|so|about|on|for|to|with|that|"
+           r"which|while|without|using|no|not|nothing|as|if|when|because|describing|"
+           r"explaining|telling|giving)\b)))")
+# how completely: "entirely", "only", "100%"
+_WHOLLY_EN = (r"(?:(?:entirely|only|exclusively|solely|wholly|fully|completely|purely|all|"
+              r"strictly|100%)\s+)?")
+# the response as a subject: "your entire response", "the whole reply", "everything you write"
+_RESPONSE_EN = (r"(?:(?:your|the|this|my|our)\s+(?:(?:entire|whole|full|complete|final|"
+                r"written|)\s*)(?:response|answer|reply|output|text|message|submission)s?|"
+                r"everything(?:\s+(?:you\s+(?:write|say|produce|output)|in\s+(?:your|the)\s+"
+                r"(?:response|answer|reply)))?|all\s+of\s+(?:it|your\s+(?:response|answer|"
+                r"reply|text))|the\s+whole\s+thing|it\s+all|it)")
+# "should be", "must be written", "has to be", "is", "needs to be composed"
+_BE_EN = (r"(?:(?:should|must|shall|will|has\s+to|have\s+to|needs?\s+to|is\s+to|ought\s+to|"
+          r"can\s+only|may\s+only)\s+(?:only\s+)?be|is|are|be)\s+(?:(?:written|composed|"
+          r"given|delivered|provided|presented|produced|done|kept|phrased)\s+)?")
+# verbs whose object is the response itself: "answer", "respond", "reply"
+_ANSWER_EN = (r"(?:respond(?:ing)?|answer(?:ing)?|repl(?:y|ying)|"
+              r"write|writing|explain)")
+# verbs a short object and then "in <language>" follow: "write a short poem in French"
+_MAKE_EN = r"(?:write|compose|draft|create|tell|give|send|sing)"
+_OBJECT_EN = (r"(?:me\s+|us\s+)?(?:a|an|one|some|the|your|this|that|my)\s+"
+              r"(?:(?!(?:to|of|on|about|for|with|from|at|by|who|which|that|in|into)\b)"
+              r"[\w'-]+\s+){0,3}?")
+
+
+def _code(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    lang = " ".join(m.group("lang").split())
+    code = CODE_EN.get(lang.lower()) or CODE_ZH.get(lang)
+    return [("language", {"language": code})] if code else []
+
+
+_RULES: tuple[tuple[str, Build], ...] = (
+    # "your entire response should be in French", "everything you write is in Russian"
+    (rf"\b{_RESPONSE_EN}\s+{_BE_EN}{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{LANG_EN}{_END_EN}",
+     _code),
+    # "answer in German", "respond only in Italian", "responding exclusively in Arabic"
+    (rf"\b{_ANSWER_EN}\s+(?:(?:to\s+)?(?:me|us|this|it|the\s+following|(?:the|my|this)\s+"
+     rf"(?:question|request|prompt|query))\s+)?{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{LANG_EN}"
+     rf"{_END_EN}", _code),
+    # "use Portuguese for the whole thing", "only use Italian in your reply", "using only Korean"
+    (rf"\b(?:use|using)\s+{_WHOLLY_EN}{LANG_EN}\s+(?:only\b|throughout\b|exclusively\b|"
+     rf"for\s+(?:the\s+whole\s+thing|everything|all\s+of\s+it|(?:your|the)\s+(?:entire\s+|"
+     rf"whole\s+)?(?:response|answer|reply|output|text))|in\s+(?:your|the)\s+(?:entire\s+|"
+     rf"whole\s+)?(?:response|answer|reply|output))", _code),
+    (rf"\bonly\s+use\s+{LANG_EN}\b", _code),
+    # "in Vietnamese only", "(in Korean, please)", "in Spanish, no English"
+    (rf"\b(?:in|using)\s+{LANG_EN}\s+only\b", _code),
+    (rf"\(\s*(?:all\s+|only\s+|entirely\s+)?in\s+{LANG_EN}"
+     rf"(?:\s+only)?\s*(?:[,;]\s*please\s*|\s+please\s*)?\)", _code),
+    # "the output language must be Japanese", "the language of your answer should be German",
+    # "Language: Spanish"
+    (rf"\b(?:(?:response|answer|reply|output|writing)\s+language|language\s+of\s+(?:your|the)"
+     rf"\s+(?:\w+\s+)?(?:response|answer|reply|output|text))\s*(?::|(?:should|must|has\s+to|"
+     rf"needs\s+to|shall|will)\s+be|is)\s*{LANG_EN}{_END_EN}", _code),
+    (rf"^\s*(?:[-*]\s*)?language\s*:\s*{LANG_EN}\s*$", _code),
+    # "write a short poem in French", "tell me a joke in German"
+    (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)in\s+{LANG_EN}(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|"
+     rf"for|that|and|please|describing|explaining)\b))", _code),
+    # Chinese: "回答必须全部使用英文", "请用德语回答", "全文请使用日语", "以西班牙语作答"
+    (rf"(?:回答|回复|作答|输出|全文|答案|正文|内容|全部内容|整篇|文章|回应)(?:时|请|需|需要|要|必须|"
+     rf"一律|应|应该|应当|均|都|全部|全|完全|只|仅|统一|务必)*(?:使用|用|以|采用)\s*{LANG_ZH}",
+     _code),
+    (rf"(?:请|务必|必须|只|仅|全部|全程|一律)(?:使用|用|以)\s*{LANG_ZH}"
+     r"(?=[。，,.！!；;\s)）]|$|(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|创作|进行))",
+     _code),
+    (rf"(?:用|使用|以|采用)\s*{LANG_ZH}\s*(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|"
+     r"创作|进行回答)", _code),
+    (rf"(?:回答|回复|输出)(?:的)?语言(?:必须|应|应该|需|要|须)?(?:是|为)\s*{LANG_ZH}", _code),
+)
+
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
+    (re.compile(p, _I | re.M), b) for p, b in _RULES)
