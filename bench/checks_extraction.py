@@ -9,8 +9,9 @@ merged with the agent's checks that survive the quote rule), and `added_by_agent
 agent's own additions alone. `prepass` is scored on the development file the rules were
 corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before the pre-pass
 ever ran on them (see tests/data/checks/SOURCE.md), `short` on the short
-instruction-following requests of `verifiable_short.jsonl`, whatever --data names. Prints one
-JSON line.
+instruction-following requests of `verifiable_short.jsonl` and `phrasings` on the requests
+written for the phrasings' development (`phrasings_dev.jsonl`: every kind in many wordings,
+with negatives), whatever --data names. Prints one JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
         [--heldout tests/data/checks/writingbench_checks_heldout.jsonl]
@@ -37,6 +38,7 @@ HELDOUT = DATA.with_name("writingbench_checks_heldout.jsonl")
 HELDOUT2 = DATA.with_name("writingbench_checks_heldout2.jsonl")
 HELDOUT3 = DATA.with_name("writingbench_checks_heldout3.jsonl")
 SHORT = DATA.parent / "verifiable_short.jsonl"
+PHRASINGS = DATA.parent / "phrasings_dev.jsonl"
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -119,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
         "match": "kind and params equal (Check.key); each label matched once",
         "prepass": score(rows, lambda row: prepass(row["query"])),
         "short": prepass_figures(SHORT),
+        "phrasings": prepass_figures(PHRASINGS),
     }
     for key, path in (("heldout", args.heldout), ("heldout2", args.heldout2),
                       ("heldout3", args.heldout3)):
