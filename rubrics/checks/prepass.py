@@ -214,6 +214,21 @@ def _of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> boo
         and not TOTAL.search(_clause_before(text, match.start()))
 
 
+# the kinds a question about the topic names rather than asks for ("Why do people type in
+# all caps?", "Is it rude to skip commas?")
+TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted"})
+_QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do|does|did)\b"
+                       r"[^?\n]*\?\s*$", re.I)
+
+
+def _in_a_question(text: str, match: re.Match[str]) -> bool:
+    """Whether the match sits in a question about the topic: a sentence that opens with a
+    question word and ends with a question mark."""
+    sentence_end = SENTENCE_END.search(text, match.end())
+    end = sentence_end.end() if sentence_end else len(text)
+    return bool(_QUESTION.fullmatch(_clause_before(text, match.start()) + text[match.start():end]))
+
+
 def _found(text: str) -> Iterator[tuple[int, Check]]:
     several = asks_for_several(text)
     for pattern, build in RULES:
@@ -222,6 +237,8 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
                 continue
             for kind, params in build(match):
                 if _of_a_part(text, match, kind, several):
+                    continue
+                if kind in TOPIC_KINDS and _in_a_question(text, match):
                     continue
                 try:
                     yield match.start(), Check(kind=kind, params=params, source="prepass",
@@ -297,7 +314,9 @@ def prepass(request: str) -> tuple[Check, ...]:
     in the order they appear. A match inside a longer one of the same kind, or of any count
     kind inside a longer count (the "800字" in "不少于800字", the "2 sections" in "highlight
     at least 2 sections"), is dropped."""
-    found = sorted([*_found(request), *_schemas(request)], key=lambda pair: pair[0])
+    # at one start, the longer reading first, so the shorter one inside it is the one dropped
+    found = sorted([*_found(request), *_schemas(request)],
+                   key=lambda pair: (pair[0], -len(pair[1].quote)))
     kept: dict[tuple[str, str], Check] = {}
     spans: list[Check] = []
     for at, check in found:

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.case import RULES as CASE_RULES
 from rubrics.checks.phrasings.common import (
     _ABOUT_EN,
     _AT_LEAST_EN,
@@ -54,7 +55,6 @@ from rubrics.checks.phrasings.short import (
     _ZH_ITEM,
     _ZH_NUMBERED,
     PART_OF,
-    _capital_words,
     _closing,
     _forbidden_quoted,
     _hyphen_units,
@@ -134,9 +134,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      rf"({EN_NUMBER})\s+times?", lambda m: _count(
          "letter_frequency", relation_of(m.group(2) or ""), to_int(m.group(3)),
          letter=m.group(1).lower())),
-    (rf"\bwords\s+(?:with|in)\s+all\s+capital\s+letters\s+(?:should|must)\s+appear\s+"
-     rf"({_QUALIFIER_EN})?\s*({EN_NUMBER})\s+times?", lambda m: _count(
-         "capital_word_count", relation_of(m.group(1) or ""), to_int(m.group(2)))),
     (r"\brespond\s+with\s+the\s+corresponding\s+output\s+fields[^\n]*", lambda m: [
         ("field_marker", {"name": name}) for name in re.findall(
             r"\[\[\s*##\s*(\w[\w ]*?)\s*##\s*\]\]", m.group(0))]),
@@ -173,24 +170,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      rf"{_TIMES_EN}", _letter_times),
     (r"\b(?:use|include|using|including)\s+the\s+letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+"
      rf"{_TIMES_EN}", _letter_times),
-    (r"\b(?:contains?|containing|include|including|use|using|with|have|has|add)\s+"
-     rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})\s+words?\s+(?:in|with|written\s+in)\s+"
-     r"all[\s-]*(?:capital\s+letters|capitals|caps|upper\s*case(?:\s+letters)?)\b",
-     _capital_words),
-    (r"\bwords?\s+(?:in|with|written\s+in)\s+all[\s-]*(?:capital\s+letters|capitals|caps|"
-     r"upper\s*case(?:\s+letters)?)\s+(?:(?:should|must)\s+appear\s+)?"
-     rf"{_TIMES_EN}", _capital_words),
-    (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:all[\s-]*caps?|"
-     r"all[\s-]*capitals?|upper\s*case|upper-case)\s+words\b", _capital_words),
     # English form
-    (r"\b(?:all\s+|entirely\s+in\s+|only\s+)?lower\s*case(?:\s+letters)?(?:\s+only)?\b"
-     r"(?=[^.\n]{0,40}(?:no\s+capital|allowed|only|\.|$))|\bno\s+capital\s+letters\b|"
-     r"\b(?:in|using|with)\s+(?:all\s+|only\s+)?lower\s*case\s+letters\b",
-     _flag("lowercase")),
-    (r"(?<!with )\ball\s+(?:in\s+)?(?:capital\s+letters|capitals|caps|uppercase)\b|"
-     r"\bin\s+all\s+capital\s+letters\b|"
-     r"\bcapital\s+letters\s+only\b|"
-     r"\bentirely\s+in\s+(?:english\s+)?(?:capital|uppercase)\s+letters\b", _flag("uppercase")),
     (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|using\s+)?(?:any\s+)?|"
      r"not?\s+use\s+(?:any\s+)?)commas?\b", _flag("no_commas")),
     (r"\b(?:no|zero|without|avoid(?:ing)?|(?:do\s+not|don't|must\s+not|should\s+not|never|"
@@ -300,7 +280,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
 ))
 
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES)
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES)
 
 
 class _First:

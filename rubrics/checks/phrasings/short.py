@@ -88,12 +88,6 @@ def _letter_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
                   letter=m.group("letter").lower())
 
 
-def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """How many words written all in capitals the response must have."""
-    n = _times(m) if "t" in m.groupdict() else to_int(m.group("n"))
-    return _count("capital_word_count", relation_of(m.group("q") or ""), n)
-
-
 def _list_kind(words: str) -> str:
     """numbered_count for numbered items, bullet_count for bullets or an unnumbered list."""
     numbered = re.search(r"number|编号|序号|有序", words, re.I)

@@ -1,0 +1,135 @@
+"""The ways a request states the case of its response: all lowercase ("no capital letters at
+all", "entirely in lowercase", "全部使用小写"), all capitals ("in ALL CAPS", "your entire answer
+should be in capital letters", "respond in uppercase only", "全部使用大写字母"), and how many
+words must be written in capitals ("at least 5 words in ALL CAPS", "use all caps for at least
+8 words", "the number of all-caps words must be less than 5", "全大写的单词至少出现3次");
+package-internal.
+
+Case named as a topic ("the difference between uppercase and lowercase letters"), or asked of
+one part only ("write the title in all caps"), is not the response's case."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.common import (
+    _QUALIFIER_EN,
+    _ZH_AT_LEAST,
+    _ZH_AT_MOST,
+    _ZH_LESS_THAN,
+    _ZH_MORE_THAN,
+    Build,
+    _count,
+    relation_of,
+)
+from rubrics.checks.phrasings.short import _TIMES_EN, _times, zh_relation_of
+
+_I = re.I | re.S
+_CAPS = (r"(?:capital(?:ized)?\s+letters|capitals|caps|upper[\s-]*case(?:\s+letters)?|"
+         r"block\s+(?:capitals|letters))")
+_LOWER = r"(?:lower[\s-]*case(?:\s+letters)?|small\s+letters)"
+# a case set against the other is a topic: "uppercase and lowercase letters"
+_NOT_CONTRASTED = r"(?!\s*(?:and|or|vs\.?|versus|/)\s+(?:\w+\s+)?(?:upper|lower|capital|small))"
+_ADVERBS = r"(?:(?:only|all|entirely|completely|fully|wholly|strictly|just|exclusively)\s+)*"
+# the response as a subject: "your entire answer", "the whole reply", "everything"
+_RESPONSE = (r"(?:(?:your|the)\s+(?:(?:entire|whole|full|complete)\s+)?(?:response|answer|reply|"
+             r"output|text|message)|everything(?:\s+you\s+write)?|the\s+whole\s+thing)")
+_BE = (r"(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:only\s+)?be|is|be)\s+"
+       r"(?:(?:written|typed|composed|formatted)\s+)?")
+# a part the case is asked of instead of the whole: "the title in all caps"
+_A_PART = re.compile(
+    r"\b(?:title|heading|headline|header|names?|first\s+(?:letter|word)|initials?|acronyms?|"
+    r"abbreviations?|labels?|keywords?|key\s+(?:words|terms)|brand|subject\s+line|"
+    r"section\s+(?:names|titles))\b[^.,;:!?\n]{0,20}$|\b(?:some|a\s+few|few|several|many|"
+    r"certain|key|important|\d+|\w+-\w+)\s+(?:\w+\s+)?words?\s+(?:in|with|using)\s+$", re.I)
+# after the case, a part it is asked of: "use lowercase for the hashtags"
+_FOR_A_PART = re.compile(r"\s+(?:for|on|in)\s+(?:the|all|any|each|every)\s+(?!(?:entire|whole)\b|"
+                         r"(?:response|answer|reply|text|output)\b)\w+", re.I)
+_ZH_WHOLE = r"(?:全部|全文|通篇|全|都|一律|只|仅|均|完全|统一)"
+
+
+def _whole(kind: str) -> Build:
+    """The case of the whole response; not when the clause before names a part."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        start = max(m.string.rfind(s, 0, m.start()) for s in ".,;:!?\n")
+        if _A_PART.search(m.string, start + 1, m.start()) or _FOR_A_PART.match(m.string, m.end()):
+            return []
+        return [(kind, {})]
+    return build
+
+
+def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """How many words written all in capitals the response must have."""
+    groups = m.groupdict()
+    n = _times(m) if "t" in groups and (groups["t"] or groups.get("n")) else None
+    if n is None:
+        n = to_int(groups["n"]) if groups.get("n") else None
+    qualifier = groups.get("q") or {"or more": "at least", "at least": "at least",
+                                     "minimum": "at least", "min": "at least"}.get(
+        " ".join((groups.get("post") or "").lower().split()), "at most" if groups.get("post")
+        else "")
+    relation = zh_relation_of(qualifier) if re.search(r"[\u4e00-\u9fff]", qualifier) \
+        else relation_of(qualifier)
+    return _count("capital_word_count", relation, n)
+
+
+_QN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|less)|"
+       r"at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?")
+_ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
+_ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写)(?:的)?(?:英文)?(?:单词|词)"
+_ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)?|"
+                 r"fully[\s-]+capitali[sz]ed|capitali[sz]ed|upper[\s-]*case|full[\s-]+caps)")
+
+_RULES: tuple[tuple[str, Build], ...] = (
+    # all lowercase
+    (rf"\b(?:in|using|with|use|write|written|type|typed|keep\s+it|be|reply|respond|answer)\s+"
+     rf"{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
+    (rf"\ball[\s-]+{_LOWER}{_NOT_CONTRASTED}|\b{_LOWER}\s+only\b|\bentirely\s+(?:in\s+)?{_LOWER}"
+     rf"|\bonly\s+{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
+    (r"\b(?:no|zero|without(?:\s+using)?(?:\s+any)?|not\s+(?:a\s+single|one|any)|(?:do\s+not|"
+     r"don't|must\s+not|should\s+not|never|cannot|can't)\s+(?:use|include|contain|have)\s+"
+     r"(?:any\s+)?)\s*(?:capital\s+letters?|capitals|capitali[sz]ation|upper[\s-]*case\s+"
+     r"letters?|capital\s+letter)\b|\b(?:do\s+not|don't|never)\s+capitali[sz]e\s+(?:anything|"
+     r"any\s+(?:words?|letters?))\b", _whole("lowercase")),
+    (rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?(?<!大)小写(?:字母|英文)?|(?:使用|用|采用)"
+     r"(?:英文)?(?<!大)小写(?:字母)?(?:书写|回答|写|回复|作答)|(?:不要|不能|不得|禁止|避免|不许)"
+     r"(?:使用|出现|用|有)?(?:任何)?大写字母", _whole("lowercase")),
+    (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
+     _whole("lowercase")),
+    # all capitals
+    (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:all\s+)?(?:caps|capitals|upper[\s-]*case)"
+     rf"{_NOT_CONTRASTED}", _whole("uppercase")),
+    (rf"\b{_RESPONSE}\s+{_BE}(?:in\s+\w+,?\s+(?:and\s+)?)?{_ADVERBS}(?:in|using|with)\s+"
+     rf"(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase")),
+    (rf"\b(?:write|respond|answer|reply|type|shout)\s+(?:(?:it|everything|all\s+of\s+it|the\s+"
+     rf"whole\s+thing|your\s+(?:entire\s+|whole\s+)?(?:response|answer|reply))\s+)?{_ADVERBS}"
+     rf"(?:in|using)\s+(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase")),
+    (rf"(?<!with )\ball\s+(?:in\s+)?{_CAPS}{_NOT_CONTRASTED}|\b{_CAPS}\s+only\b|\bonly\s+"
+     rf"{_CAPS}{_NOT_CONTRASTED}|\bentirely\s+in\s+(?:english\s+)?(?:capital|uppercase)\s+"
+     r"letters\b|\band\s+in\s+(?:all\s+)?(?:capital\s+letters|uppercase(?:\s+letters)?)\b",
+     _whole("uppercase")),
+    (rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?大写(?:字母|英文)?(?!的?(?:英文)?(?:单词|词))",
+     _whole("uppercase")),
+    # how many words in capitals
+    (rf"\b{_QN}\s+(?:\w+\s+){{0,2}}?words?\s+(?:(?:should|must|need\s+to|needs\s+to|to|will)\s+"
+     r"(?:be\s+)?)?(?:(?:written|typed|put|set|fully|entirely|completely)\s+)*(?:in|using|with)"
+     rf"\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}", _capital_words),
+    (rf"\b(?:use|write\s+in|put\s+in|type\s+in)\s+(?:all[\s-]+|full[\s-]+)?(?:caps|capitals|"
+     rf"capital\s+letters|uppercase)\s+(?:for|on)\s+{_QN}\s+(?:\w+\s+)?words\b", _capital_words),
+    (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}"
+     r"\s+(?:(?:should|must|need\s+to|needs\s+to|to|will)\s+)?(?:appear|occur|show\s+up|be\s+"
+     rf"used|be\s+present|be\s+included)?\s*{_TIMES_EN}", _capital_words),
+    (rf"\b(?:number|count)\s+of\s+(?:words\s+in\s+(?:all[\s-]+)?{_CAPS}|{_ALL_CAPS_ADJ}\s+words)"
+     r"\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to)\s+)?(?:be\s+|is\s+)?"
+     rf"{_QN}\b", _capital_words),
+    (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
+     r"words\b", _capital_words),
+    (rf"{_ZH_CAPS_WORD}[^。；！？\n]{{0,8}}?{_ZH_Q}\s*(?:出现|使用|有)\s*(?P<n>{ZH_NUMBER})\s*次",
+     _capital_words),
+    (rf"{_ZH_Q}\s*(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个{_ZH_CAPS_WORD}", _capital_words),
+)
+
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
+    (re.compile(p, _I), b) for p, b in _RULES)
