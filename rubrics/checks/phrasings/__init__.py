@@ -35,19 +35,18 @@ from rubrics.checks.phrasings.common import (
     _length,
     _marked_sections,
     _numbers,
-    _phrase,
     _unit_range,
     _units,
     _word_times,
     _words,
     relation_of,
 )
+from rubrics.checks.phrasings.edges import RULES as EDGE_RULES
 from rubrics.checks.phrasings.language import RULES as LANGUAGE_RULES
 from rubrics.checks.phrasings.short import (
     _BULLETS_EN,
     _LIST_VERBS_EN,
     _NOT_RANGE_EN,
-    _QUOTE_ITEM,
     _QUOTE_LIST,
     _TIMES_EN,
     _WHOLE_EN,
@@ -55,7 +54,6 @@ from rubrics.checks.phrasings.short import (
     _ZH_ITEM,
     _ZH_NUMBERED,
     PART_OF,
-    _closing,
     _forbidden_quoted,
     _hyphen_units,
     _keyword_times,
@@ -185,17 +183,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     (rf"\b(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?)\s+(?P<words>{_QUOTE_LIST})\s+"
      r"(?:(?:should|must|may|can)\s*(?:not|n't)\s+(?:appear|be\s+used)|never\s+appears?)",
      _forbidden_quoted),
-    (r"\b(?:end|ends|ending|finish|finishes|finishing|conclude|concludes|concluding|close|closes|"
-     r"closing)\s+(?:(?:it|(?:your|the)\s+\w+)\s+)?with\s+(?:(?:the|this|that)\s+)?(?:exact\s+)?"
-     rf"(?:(?:phrase|sentence|words?|line|question|statement)\s*)?:?\s*(?P<phrase>{_QUOTE_ITEM})",
-     _closing("ends_with")),
-    (r"\b(?:end|finish|conclude|close)\s+(?:(?:it|(?:your|the)\s+\w+)\s+)?with\s+(?:(?:the|this|"
-     r"that)\s+)?(?:exact\s+(?:phrase|sentence|words?)\s*:?|(?:phrase|sentence|words?)\s*:)\s*"
-     r"(?![\"“'‘「])(?P<phrase>[^\n\"“]{1,80}?(?:[!?](?=[\s.]|$)|\.(?=\s|$)))",
-     _closing("ends_with")),
-    (r"\b(?:start|starts|starting|begin|begins|beginning|open|opens|opening)\s+with\s+"
-     r"(?:the|this)\s+(?:exact\s+)?(?:phrase|words?|sentence)\s*:?\s*"
-     rf"(?P<phrase>{_QUOTE_ITEM})", _closing("starts_with")),
     (r"\bwrap\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|answer|output)\s+"
      r"(?:with|in)(?:in)?\s+double\s+quot", _flag("quoted")),
     (r"double\s+angular\s+brackets|<<\s*title\s*>>", _flag("title")),
@@ -205,12 +192,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
     (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:a\s+|the\s+)?"
      r"(?:valid\s+)?json(?:\s+format|\s+object)?\b", _flag("json")),
-    (rf"\b(?:end|finish|conclude)\s+(?:your|the)\s+(?:entire\s+)?(?:response|answer|email|letter|"
-     rf"post|story|reply)\s+with\s+(?:the\s+|this\s+|that\s+)?(?:exact\s+)?(?:phrase\s+|"
-     rf"sentence\s+|words\s+)?:?\s*{_QUOTED}", _phrase("ends_with")),
-    (rf"\b(?:start|begin|open)\s+(?:your|the)\s+(?:entire\s+)?(?:response|answer|email|letter|"
-     rf"post|story|reply)\s+with\s+(?:the\s+|this\s+|that\s+)?(?:exact\s+)?(?:phrase\s+|"
-     rf"sentence\s+|words?\s+)?:?\s*{_QUOTED}", _phrase("starts_with")),
     (r"(?<!not )(?<!n't )\binclude\s+(?:the\s+)?key\s*words?\s*:?\s*"
      r"((?:[\"'“‘][^\"'”’\n]{1,60}[\"'”’]"
      r"(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+)?)+)", _keywords),
@@ -262,10 +243,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"(?:段落|段)",
      lambda m: _count("paragraph_count", "between", *_numbers(m)[:2], divider=None)),
     # Chinese form
-    (rf"以\s*{_QUOTED}\s*(?:作为|作)?(?:结尾|结束|收尾)|结尾(?:处)?(?:要|需|需要|必须|请)?"
-     rf"(?:写上|加上|是|为|以)\s*{_QUOTED}", lambda m: _phrase("ends_with")(_First(m))),
-    (rf"以\s*{_QUOTED}\s*(?:作为|作)?(?:开头|开始|开篇)|开头(?:要|需|需要|必须|请)?"
-     rf"(?:写上|是|为|以)\s*{_QUOTED}", lambda m: _phrase("starts_with")(_First(m))),
     (r"不(?:要|能|得)?(?:使用|用|出现|包含|含有)(?:任何)?逗号", _flag("no_commas")),
     (r"(?:避免|禁止|不允许|不许)(?:使用|出现)?(?:任何)?逗号|不(?:能|要|得|可)?(?:带|有|含)逗号",
      _flag("no_commas")),
@@ -280,7 +257,8 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
 ))
 
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES)
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES,
+                                                   *EDGE_RULES)
 
 
 class _First:

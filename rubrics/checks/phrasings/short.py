@@ -28,10 +28,13 @@ _TIMES = {"once": 1, "twice": 2, "thrice": 3}
 # 2 times" asks for capitalised words, not a response all in capitals
 PART_OF = {"uppercase": frozenset({"capital_word_count"})}
 # one quoted word or phrase, quotes paired; a list of them joined by commas, "and", "or", 、
-_QUOTE_ITEM = (r"(?:\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|'[^'\n]{1,80}'(?!\w)|‘[^’\n]{1,80}’|"
-               r"「[^」\n]{1,80}」|『[^』\n]{1,80}』)")
-_QUOTE_INSIDE = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|'([^'\n]{1,80})'(?!\w)|"
-                           r"‘([^’\n]{1,80})’|「([^」\n]{1,80})」|『([^』\n]{1,80})』")
+# (an apostrophe inside a word, "Here's", does not close a single quote, nor open one)
+_SINGLE = r"(?<!\w)'((?:[^'\n]|(?<=\w)'(?=\w)){1,80})'(?!\w)"
+_CURLY_SINGLE = r"‘((?:[^’\n]|(?<=\w)’(?=\w)){1,80})’"
+_QUOTE_ITEM = (r"(?:\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|" + _SINGLE.replace("((", "(?:(") + "|"
+               + _CURLY_SINGLE.replace("((", "(?:(") + r"|「[^」\n]{1,80}」|『[^』\n]{1,80}』)")
+_QUOTE_INSIDE = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|" + _SINGLE + "|"
+                           + _CURLY_SINGLE + r"|「([^」\n]{1,80})」|『([^』\n]{1,80})』")
 _QUOTE_LIST = (rf"{_QUOTE_ITEM}(?:(?:\s*[,，、]\s*|\s+(?:or|and|nor)\s+|\s*,\s*(?:or|and|nor)\s+|"
                rf"\s*[和或及与]\s*){_QUOTE_ITEM})*")
 # a count of occurrences: "3 times", "at least once", "twice"
@@ -142,15 +145,6 @@ def _limited(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     if m.group("unit").lower().startswith("word"):
         return _count("word_count", "at most", to_int(m.group("n")))
     return _units_bounded("at most")(m)
-
-
-def _closing(kind: str) -> Build:
-    """The phrase a response must open or close with, quotes removed."""
-    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        raw = m.group("phrase")
-        phrase = (quoted_words(raw) or [raw])[0].strip()
-        return [(kind, {"phrase": phrase})] if phrase else []
-    return build
 
 
 def _zh_sentences(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:

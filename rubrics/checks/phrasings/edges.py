@@ -1,0 +1,112 @@
+"""The ways a request states the exact words its response must open or close with: a verb
+and its object ("end your reply with the exact sentence ...", "finish with the line ...",
+"sign off with ...", "begin your answer with the words ..."), the last or first line as a
+subject ("the last line must be ...", "its final line should read exactly: ...", "the first
+word of your response should be ..."), and the Chinese forms ("以“…”结尾", "最后一句话请写
+“…”", "开头第一句必须是“…”", "用“…”开头"); package-internal.
+
+The phrase is the quoted words, quotes removed, or the words after a colon or "the exact
+phrase" up to the sentence's end, without "and nothing else". A phrase one part must open or
+close with ("end each paragraph with ...", "the first word of paragraph 2") is not the
+response's; nor is a closing that is no phrase ("end with a question")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.phrasings.common import Build
+from rubrics.checks.phrasings.short import _QUOTE_ITEM, quoted_words
+
+_I = re.I | re.S
+_END_VERBS = (r"(?:end|ends|ending|finish|finishes|finishing|conclude|concludes|concluding|"
+              r"close|closes|closing|wrap\s+up|wraps\s+up|sign\s+off|signs\s+off|round\s+off|"
+              r"cap\s+off)")
+_START_VERBS = (r"(?:start|starts|starting|begin|begins|beginning|open|opens|opening|"
+                r"kick\s+off|lead\s+off)")
+# the parts a phrase may be asked of instead of the whole: "each paragraph", "the first line"
+_PART = (r"(?:each|every|all|any|(?:the\s+)?(?:first|second|third|fourth|fifth|last|final|"
+         r"next|\d+(?:st|nd|rd|th))|(?:your|the|this|that)\s+(?:\w+\s+)?(?:paragraphs?|stanzas?|"
+         r"verses?|sections?|sentences?|lines?|bullets?|items?|chapters?|parts?|points?))\b")
+# the verb's object: the response ("it", "your reply", "the whole email"), never a part
+_OBJECT = (rf"(?:(?!{_PART})(?:it|(?:your|the|this|my)\s+(?:(?:entire|whole|full|final)\s+)?"
+           r"[\w-]+(?:\s+(?:post|letter|message|note|answer|response|reply))?)\s+)?")
+# what introduces the phrase: "with the exact sentence:", "by saying", "on the line"
+_WITH = (r"(?:with|by\s+(?:saying|writing)|on)\s+(?:(?:the|this|that|these|a|an)\s+)?"
+         r"(?:(?:exact|precise|following|same|very)\s+)?(?:(?:phrase|sentence|line|words?|"
+         r"question|statement|quote|sign[\s-]?off|greeting|salutation|text)\s*)?(?:[:,]\s*)?")
+# the same, before a phrase with no quotes: "with the exact phrase", "with:"
+_WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following)\s+(?:phrase|"
+              r"sentence|line|words?)\s*:?|(?:phrase|sentence|line|words?)\s*:)|\s*:)\s*")
+# a phrase asked of something the request asks about: "describe how the film ends with ..."
+_ABOUT = re.compile(r"\b(?:how|why|whether)\b[^.;!?\n]*$", re.I)
+# the first or last line as a subject: "the poem's final line", "the very last words of your
+# answer"
+_EDGE_NOUN = r"(?:line|sentence|words?|phrase|thing\s+you\s+(?:write|say))"
+_OWNER = (r"(?:(?:the|your|its|my)\s+(?:[\w-]+'s\s+)?|[\w-]+'s\s+)?(?:very\s+)?")
+_OF_THE_WHOLE = (r"(?:\s+of\s+(?:your|the|this|my)\s+(?:(?:entire|whole)\s+)?(?!paragraph|"
+                 r"stanza|verse|section|chapter|part|bullet)[\w-]+)?")
+_IS = (r"\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to|ought\s+to)\s+)?(?:be|is|"
+       r"read|reads|say|says|go)(?:\s+(?:exactly|as\s+follows|verbatim|word\s+for\s+word))?\s*"
+       r"(?:[:,]\s*)?")
+# the same, before a phrase with no quotes: only after a colon or "exactly"
+_IS_BARE = (r"\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to|ought\s+to)\s+)?"
+            r"(?:be|is|read|reads|say|says|go)(?:\s+(?:exactly|as\s+follows|verbatim|word\s+for\s+"
+            r"word)\s*:?|\s*:)\s*")
+# a phrase: quoted, or after a colon up to the sentence's end
+_QUOTED_PHRASE = rf"(?P<phrase>{_QUOTE_ITEM})"
+_BARE_PHRASE = (r"(?![\s\"“'‘「])(?P<bare>[^\n\"“]{1,100}?(?:[!?](?=[\s.\"”]|$)|\.(?=\s|$)|"
+                r"(?=\s*\n)|$))")
+_AND_NOTHING_ELSE = re.compile(r"[\s,]*(?:and|with)\s+nothing\s+(?:else|more|after\s+it)"
+                               r"(?:\s+after\s+it)?[.!]?$", re.I)
+# Chinese
+_ZH_Q = (r"(?P<phrase>[“\"「『‘'][^”\"」』’'\n]{1,80}[”\"」』’'])")
+_ZH_MUST = r"(?:必须|要|需要|需|请|应|应该|务必|一定要|得)?"
+
+
+def _edge(kind: str) -> Build:
+    """The phrase, quotes removed; a bare phrase without "and nothing else"."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        if _ABOUT.search(m.string, max(0, m.start() - 80), m.start()):
+            return []
+        groups = m.groupdict()
+        if groups.get("phrase"):
+            phrase = (quoted_words(groups["phrase"]) or [groups["phrase"]])[0].strip()
+        else:
+            bare = (groups.get("bare") or "").strip()
+            phrase = _AND_NOTHING_ELSE.sub("", bare).strip()
+            if phrase != bare:  # "... and nothing else." took the sentence's full stop
+                phrase = phrase.rstrip(",")
+        return [(kind, {"phrase": phrase})] if phrase else []
+    return build
+
+
+_RULES: tuple[tuple[str, Build], ...] = (
+    # "end your reply with the exact sentence "..."", "finish with the line '...'"
+    (rf"\b{_END_VERBS}\s+{_OBJECT}{_WITH}{_QUOTED_PHRASE}", _edge("ends_with")),
+    (rf"\b{_START_VERBS}\s+{_OBJECT}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with")),
+    # unquoted after a colon or "the exact phrase": "End it with the exact line: ..."
+    (rf"\b{_END_VERBS}\s+{_OBJECT}{_WITH_BARE}{_BARE_PHRASE}", _edge("ends_with")),
+    (rf"\b{_START_VERBS}\s+{_OBJECT}{_WITH_BARE}{_BARE_PHRASE}", _edge("starts_with")),
+    # "the last line must be "..."", "its final line should read exactly: ..."
+    (rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}"
+     rf"{_QUOTED_PHRASE}", _edge("ends_with")),
+    (rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
+     rf"{_IS_BARE}{_BARE_PHRASE}", _edge("ends_with")),
+    (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:last|final|closing)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
+     rf"\s*(?::|be)\s*{_QUOTED_PHRASE}", _edge("ends_with")),
+    (rf"\b{_OWNER}(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}{_QUOTED_PHRASE}",
+     _edge("starts_with")),
+    (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
+     rf"\s*(?::|be)\s*{_QUOTED_PHRASE}", _edge("starts_with")),
+    # Chinese: "以“…”结尾", "结尾必须是“…”", "最后一句话请写“…”", "用“…”开头"
+    (rf"(?:以|用)\s*{_ZH_Q}\s*(?:作为|作|来)?(?:结尾|结束|收尾|收束|落款)", _edge("ends_with")),
+    (rf"(?:结尾|末尾|文末|最后|结束时|结尾处)(?:的)?(?:一句话?|一行|一段的最后一句)?{_ZH_MUST}"
+     rf"(?:写上|加上|写|是|为|以|用)\s*[:：]?\s*{_ZH_Q}", _edge("ends_with")),
+    (rf"(?:以|用)\s*{_ZH_Q}\s*(?:作为|作|来)?(?:开头|开始|开篇|起笔)", _edge("starts_with")),
+    (rf"(?:开头|开篇|第一句话?|开头第一句话?|开头的第一句话?){_ZH_MUST}(?:写上|写|是|为|以|用)"
+     rf"\s*[:：]?\s*{_ZH_Q}", _edge("starts_with")),
+)
+
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
+    (re.compile(p, _I), b) for p, b in _RULES)
