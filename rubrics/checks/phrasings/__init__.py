@@ -43,6 +43,7 @@ from rubrics.checks.phrasings.common import (
 )
 from rubrics.checks.phrasings.edges import RULES as EDGE_RULES
 from rubrics.checks.phrasings.language import RULES as LANGUAGE_RULES
+from rubrics.checks.phrasings.marks import RULES as MARK_RULES
 from rubrics.checks.phrasings.short import (
     _BULLETS_EN,
     _LIST_VERBS_EN,
@@ -92,9 +93,6 @@ _ZH_DIVIDE = r"(?<![部满评充十百得积])分"
 _NOT_RANGE = r"(?<![\d～~〜到至\-–—])"
 _QUOTED = r"[“\"'「『]([^”\"'」』\n]{1,80})[”\"'」』]"
 
-# what a request asks to be set in bold: "the key points", "important content"
-_KEY_POINTS = (r"(?:key|important|main|core)\s+(?:points?|information|content|terms?|words?|"
-               r"phrases?|facts?|details?)")
 _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) for p, b in (
     # English lengths in words
     (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between")),
@@ -123,9 +121,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range),
     (rf"\b({EN_NUMBER})\s+sections?[^\n]{{0,80}}?mark(?:ed)?\s+(?:the\s+beginning\s+of\s+each"
      rf"\s+section\s+)?with\s+['\"]?([A-Za-z]+)\s+X", _marked_sections),
-    (rf"\bhighlight\s+({_QUALIFIER_EN})?\s*({EN_NUMBER})\s+(?:sections?|parts?|words?|phrases?|"
-     r"spans?)", lambda m: _count("highlight_count", relation_of(m.group(1) or "at least"),
-                                  to_int(m.group(2)))),
     (rf"\b(?:the\s+)?(?:word|keyword|phrase)\s+{_QUOTED}\s+(?:should|must|needs?\s+to)\s+"
      rf"appear\s+({_QUALIFIER_EN})?\s*({EN_NUMBER})\s+times?", _word_times),
     (rf"\bthe\s+letter\s+['\"]?([a-z])['\"]?\s+(?:should|must)\s+appear\s+({_QUALIFIER_EN})?\s*"
@@ -183,11 +178,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     (rf"\b(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?)\s+(?P<words>{_QUOTE_LIST})\s+"
      r"(?:(?:should|must|may|can)\s*(?:not|n't)\s+(?:appear|be\s+used)|never\s+appears?)",
      _forbidden_quoted),
-    (r"\bwrap\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|answer|output)\s+"
-     r"(?:with|in)(?:in)?\s+double\s+quot", _flag("quoted")),
-    (r"double\s+angular\s+brackets|<<\s*title\s*>>", _flag("title")),
-    (rf"\b(?:bold|boldface)\s+(?:the\s+)?{_KEY_POINTS}\b|\b{_KEY_POINTS}\s+(?:should\s+be\s+|"
-     r"must\s+be\s+)?in\s+bold\b", lambda m: _count("highlight_count", "at least", 1)),
     (r"\b(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
     (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:a\s+|the\s+)?"
@@ -250,15 +240,11 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      rf"(?:词语|词汇|字眼|关键词|词)?[：:]?\s*(?P<words>{_QUOTE_LIST})", _forbidden_quoted),
     (r"(?:以|用|使用|输出为|返回)\s*JSON\s*(?:格式|形式)?|JSON\s*格式(?:输出|返回|回复)",
      _flag("json")),
-    (r"<<[^<>]*>>.{0,8}标题|标题.{0,12}<<", _flag("title")),
-    # bold in a text answer can only be markdown: "重点信息加粗", "关键词用粗体标出"
-    (r"(?:重点|关键|重要)(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
-     r"(?:用|使用|以)?(?:加粗|粗体)", lambda m: _count("highlight_count", "at least", 1)),
 ))
 
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES,
-                                                   *EDGE_RULES)
+                                                   *EDGE_RULES, *MARK_RULES)
 
 
 class _First:

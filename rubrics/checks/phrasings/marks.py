@@ -1,0 +1,133 @@
+"""The ways a request asks for marks in or around its response: the whole response in double
+quotes ("put the whole reply in quotation marks", "your answer should be surrounded by double
+quotes", "请将整个回答用双引号括起来"), a <<title>>, placeholders in square brackets ("at
+least 4 bracketed placeholders", "至少包含2个占位符"), and spans highlighted in markdown
+("highlight at least 3 parts with markdown", "italicize or bold at least 4 important
+phrases", "bold the key terms", "用markdown加粗至少3个关键词"); package-internal.
+
+Quotation marks asked of a part ("quotation marks around the book titles") and highlights
+asked as content ("highlight the benefits of exercise", "highlight three benefits" with no
+word of markdown) are no check."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.common import (
+    _QUALIFIER_EN,
+    _ZH_AT_LEAST,
+    _ZH_AT_MOST,
+    _ZH_LESS_THAN,
+    _ZH_MORE_THAN,
+    Build,
+    _count,
+    _flag,
+    relation_of,
+)
+from rubrics.checks.phrasings.short import _NOT_RANGE_EN, zh_relation_of
+
+_I = re.I | re.S
+# --- the whole response in double quotes
+_QUOTES = (r"(?:a\s+(?:pair|set)\s+of\s+)?(?:double\s+)?(?:quotation\s+marks|quotes|quote\s+marks|"
+           r"quotation|inverted\s+commas)")
+_WHOLE = (r"(?:(?:your|the|this)\s+(?:(?:entire|whole|full|complete)\s+)?(?:response|answer|"
+          r"reply|output|text|message|thing|piece)|everything(?:\s+you\s+(?:write|say))?|"
+          r"it\s+all|all\s+of\s+it|it)")
+_WRAP_VERBS = (r"(?:wrap|enclose|put|place|surround|encase|frame|present|give|deliver|write|"
+               r"return|quote)")
+_BE_WRAPPED = (r"(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:all\s+)?be|is|"
+               r"be|are)\s+(?:(?:entirely|fully|completely|all)\s+)?(?:wrapped|enclosed|"
+               r"surrounded|put|placed|contained|framed|written|given)")
+_ZH_WHOLE = r"(?:整个|全部|整篇|所有)?(?:回答|回复|答案|输出|内容|全文|文本|回应)"
+_ZH_WRAP = r"(?:括起来|包裹|包起来|包住|括住|引起来|包围|框起来)"
+# --- highlights
+_NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|portions?|segments?|"
+          r"bits?|pieces?\s+of\s+text|text\s+(?:parts|sections))")
+_SOFT_NOUNS = r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?|things?|places?)"
+_MARKDOWN = re.compile(r"markdown|asterisk|\*|\bbold|\bitalic", re.I)
+_QN = rf"{_NOT_RANGE_EN}(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
+_ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
+_ZH_MARK = r"(?:加粗|粗体|高亮|突出显示|标粗|斜体|标亮)"
+
+
+def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """How many spans in markdown; "N" alone means at least N (a floor on emphasis), the
+    relation the request states otherwise."""
+    groups = m.groupdict()
+    qualifier = groups.get("q") or ""
+    if groups.get("more"):
+        relation = "at least"
+    elif re.search(r"[\u4e00-\u9fff]", qualifier):
+        relation = zh_relation_of(qualifier)
+    else:
+        relation = relation_of(qualifier) if qualifier else "at least"
+    if groups.get("soft"):
+        sentence = re.split(r"(?<=[.!?\n])\s", m.string[m.start():])[0]
+        before = m.string[max(0, m.start() - 60):m.start()]
+        if not _MARKDOWN.search(before + sentence.replace(m.group(0), "", 1)) \
+                and not re.match(r"(?:bold|italic)", m.group(0), re.I):
+            return []
+    return _count("highlight_count", relation, to_int(groups["n"]))
+
+
+def _some_marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    return _count("highlight_count", "at least", 1)
+
+
+_HIGHLIGHT_VERBS = (r"(?:highlight|bold|boldface|embolden|italici[sz]e|(?:bold|italici[sz]e)\s+"
+                    r"(?:or|and|and/or)\s+(?:bold|italici[sz]e)|mark\s+up|use\s+markdown\s+to\s+"
+                    r"(?:highlight|emphasi[sz]e|bold|mark))")
+
+_RULES: tuple[tuple[str, Build], ...] = (
+    # the whole response in double quotes
+    (rf"\b{_WRAP_VERBS}\s+{_WHOLE}\s+(?:(?:entirely|fully|completely)\s+)?(?:in|with|inside|"
+     rf"within|between|by|using)\s+{_QUOTES}", _flag("quoted")),
+    (rf"\b{_WHOLE}\s+{_BE_WRAPPED}\s+(?:in|with|inside|within|between|by|using)\s+{_QUOTES}",
+     _flag("quoted")),
+    (r"\b(?:respond|reply|answer)\s+(?:(?:entirely|only)\s+)?(?:in|inside|within|between)\s+"
+     r"(?:double\s+)?(?:quotation\s+marks|quotes)", _flag("quoted")),
+    (rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均)?(?:用|使用|以|放在|放进|置于)(?:英文)?(?:双)?引号"
+     rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:需要|需|要|必须|应)?(?:放在|置于)(?:一对)?(?:双)?"
+     rf"引号(?:内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将|把){_ZH_WHOLE}{_ZH_WRAP}",
+     _flag("quoted")),
+    # a <<title>>
+    (r"double\s+angul?ar\s+brackets|<<\s*title\s*>>|\btitle\b[^.\n]{0,60}?<<|<<[^<>\n]{0,60}>>"
+     r"[^.\n]{0,30}?\btitle\b", _flag("title")),
+    (r"<<[^<>]*>>.{0,8}标题|标题.{0,12}<<", _flag("title")),
+    # placeholders in square brackets
+    (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: _count(
+        "placeholder_count", "at least" if m.group("more") else relation_of(m.group("q") or ""),
+        to_int(m.group("n")))),
+    (rf"{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)[^。；\n]{{0,12}}?"
+     r"占位符", lambda m: _count("placeholder_count", zh_relation_of(m.group("q") or ""),
+                              to_int(m.group("n")))),
+    # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases"
+    (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?"
+     rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b", _marked),
+    (rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
+     rf"markdown\s+(?:bold|italics?|highlighting))\s+(?:for|on|to\s+(?:highlight|mark|"
+     rf"emphasi[sz]e))\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b", _marked),
+    (rf"\b(?:put|set|make|write|format|mark)\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|"
+     rf"{_SOFT_NOUNS})\s+(?:in\s+)?(?:bold|italics?|boldface)\b", _marked),
+    # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
+    (rf"\bhighlight\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)[^.;!?\n]{{1,50}}?\s+(?:with|using|"
+     r"in)\s+markdown\b", _some_marked),
+    (rf"\b(?:use|using)\s+markdown\s+to\s+(?:highlight|bold|emphasi[sz]e)\s+(?!(?:{_QUALIFIER_EN})"
+     rf"\s)(?!{EN_NUMBER}\b)", _some_marked),
+    (r"\b(?:bold|boldface)\s+(?:the\s+)?(?:key|important|main|core)\s+(?:points?|information|"
+     r"content|terms?|words?|phrases?|facts?|details?|ideas?|concepts?)\b|\b(?:key|important|"
+     r"main|core)\s+(?:points?|information|content|terms?|words?|phrases?|facts?|details?)\s+"
+     r"(?:should\s+be\s+|must\s+be\s+)?in\s+bold\b", _some_marked),
+    # Chinese: "用markdown加粗至少3个关键词", "至少突出显示两个部分", "重点信息加粗"
+    (rf"{_ZH_MARK}(?:显示|标出|标注)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)", _marked),
+    (rf"{_ZH_Q}\s*{_ZH_MARK}(?:显示|标出|标注)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)", _marked),
+    (rf"{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)[^。；，,\n]{{0,10}}?(?:用|使用|以)?(?:markdown)?"
+     rf"{_ZH_MARK}", _marked),
+    (r"(?:重点|关键|重要)(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
+     r"(?:用|使用|以)?(?:加粗|粗体)", _some_marked),
+)
+
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
+    (re.compile(p, _I), b) for p, b in _RULES)
