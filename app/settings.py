@@ -120,7 +120,10 @@ class ReflectionSettings(BaseModel):
     max_rounds: int = Field(5, ge=0, le=10)
     threshold: float = Field(0.9, ge=0, le=1)
     candidates: int = Field(1, ge=1, le=8)
-    evaluation: Literal["joint", "per_dimension", "holistic"] = "joint"
+    evaluation: Literal["joint", "per_dimension", "holistic", "checks"] = Field(
+        "joint", description="joint / per_dimension: the checklist judge; holistic: one overall "
+        "critique; checks: the request's own checks in code, no judge (a request stating "
+        "none is judged jointly)")
     memory: bool = True
     checklist_mode: Literal["three_agent", "fused"] = "three_agent"
     fuse_reflection: bool = True

@@ -35,6 +35,14 @@ class InvalidRequest(RedraftError):
     type = "invalid_request_error"
 
 
+class ContextOverflow(InvalidRequest):
+    """The prompt does not fit the model's context. For the user's own messages this is the
+    user's 400; for a hidden call of the loop it is the loop's to handle (carry less, or skip
+    the stage and say so), never a 400 about a prompt the user did not write."""
+
+    code = "context_length_exceeded"
+
+
 class AuthenticationFailed(RedraftError):
     status = 401
     type = "authentication_error"

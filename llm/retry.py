@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -11,6 +12,7 @@ from typing import Any
 import orjson
 
 from llm.errors import (
+    ContextOverflow,
     InvalidRequest,
     NotFound,
     PayloadTooLarge,
@@ -83,6 +85,18 @@ def error_fields_from(obj: Any) -> tuple[str | None, str | None, str | None, Any
     )
 
 
+# How engines say a prompt is longer than the context: OpenAI's and vLLM's "maximum context
+# length", llama-server's "exceeds the available context size", llama-cpp-python's "exceed
+# context window", and the `context_length_exceeded` code.
+_OVERFLOW = re.compile(r"context[ _](?:length|window|size)|maximum context|exceeds? (?:the )?"
+                       r"(?:available )?context|too many tokens|prompt is too long", re.I)
+
+
+def is_context_overflow(status: int, message: str | None, code: str | None) -> bool:
+    return status == 400 and (code == ContextOverflow.code
+                              or bool(message and _OVERFLOW.search(message)))
+
+
 def error_for_status(status: int, body: bytes, retry_after: float | None) -> RedraftError:
     """The error a final (not retried, or out of retries) upstream status becomes."""
     message, param, code, _ = error_fields(body)
@@ -98,6 +112,8 @@ def error_for_status(status: int, body: bytes, retry_after: float | None) -> Red
         return PayloadTooLarge(detail, param=param, code=code)
     if status == 408:
         return UpstreamTimeout(f"the upstream timed out: {detail}")
+    if is_context_overflow(status, message, code):
+        return ContextOverflow(detail, param=param or "messages")
     if 400 <= status < 500:
         return InvalidRequest(detail, param=param, code=code, status=status)
     if status == 503:

@@ -238,21 +238,22 @@ def rank(cand: Candidate) -> Rank | None:
     return Rank(clean, cand.score + CHECK_WEIGHT * pass_rate(cand.checks))
 
 
-def breaks_format(cand: Candidate, draft: Candidate) -> bool:
-    """Does `cand` fail a machine-read format check that `draft` passes? (Every candidate of
-    a loop runs the same checks in the same order.)"""
-    return any(d.passed and not c.passed and c.kind in MACHINE_READ
+def breaks_format(cand: Candidate, draft: Candidate, strict: bool = False) -> bool:
+    """Does `cand` fail a machine-read format check that `draft` passes (any check, when
+    `strict`)? (Every candidate of a loop runs the same checks in the same order.)"""
+    return any(d.passed and not c.passed and (strict or c.kind in MACHINE_READ)
                for d, c in zip(draft.checks, cand.checks, strict=False))
 
 
-def best(candidates: Sequence[Candidate]) -> Candidate:
+def best(candidates: Sequence[Candidate], strict: bool = False) -> Candidate:
     """y*: the candidate of highest rank that keeps every machine-read format the draft kept
-    (when the first candidate is the draft); the earliest wins a tie; the first if none was
+    (every check the draft passed, when `strict`: the loop scored by the request's checks)
+    when the first candidate is the draft; the earliest wins a tie; the first if none was
     evaluated."""
     top, top_rank = candidates[0], rank(candidates[0])
     draft = top if top.kind == "draft" else None
     for cand in candidates[1:]:
-        if draft is not None and breaks_format(cand, draft):
+        if draft is not None and breaks_format(cand, draft, strict):
             continue
         r = rank(cand)
         if r is not None and (top_rank is None or r.key > top_rank.key):

@@ -12,11 +12,25 @@ from typing import Any
 
 from llm.base import Backend
 from llm.conversation import detect_language, target_text
-from llm.errors import NotFound, UpstreamError, UpstreamTimeout, UpstreamUnavailable
+from llm.errors import (
+    ContextOverflow,
+    NotFound,
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
 from llm.types import ChatParams, Message, Usage
+from loops.degradation import Degradation, failed, invalid
 from rubrics.agents import build_checklist
 from rubrics.cache import ChecklistCache, checklist_cache_key
-from rubrics.checklist import Checklist, checklist_id, from_json
+from rubrics.checklist import (
+    Checklist,
+    ChecklistInvalid,
+    checklist_id,
+    from_json,
+    requirements_scale,
+)
+from rubrics.checks.prepass import prepass
 from rubrics.packs import PackLibrary
 from rubrics.writingbench import from_writingbench
 from store.checklists import ChecklistRepository
@@ -25,6 +39,11 @@ from store.records import ChecklistRecord
 
 log = logging.getLogger(__name__)
 PARAM = "reflection.checklist"
+_GENERIC = "used the generic checklist"
+# what an inline checklist of checks alone is validated with (its scale replaces it)
+_PLACEHOLDER = {"name": "requirements", "description": "the stated requirements",
+                "bands": [{"low": 0, "high": 0, "description": "none met"},
+                          {"low": 1, "high": 1, "description": "met"}]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +63,7 @@ class Resolved:
     usage: Usage = Usage()
     calls: int = 0
     degraded: bool = False
+    degradation: Degradation | None = None  # why the generic checklist stands in
 
 
 def stored_id(checklist: Checklist) -> str:
@@ -109,22 +129,30 @@ class ChecklistProvider:
             built = await build_checklist(self.judge, query, self.params, mode=mode,  # type: ignore[arg-type]
                                           n_min=self.n_min, n_max=self.n_max,
                                           retries=self.retries, packs=self.packs)
-        except (UpstreamUnavailable, UpstreamTimeout, UpstreamError) as exc:
-            # The judge is unreachable: the draft may still be worth returning, so carry on
-            # with the generic rubric and let the loop degrade if evaluation fails too.
+        except (UpstreamUnavailable, UpstreamTimeout, UpstreamError, ContextOverflow) as exc:
+            # The judge is unreachable, or the agents' prompts do not fit its context: the
+            # draft may still be worth returning, so carry on with the generic rubric (with
+            # the pre-pass's checks) and let the loop degrade if evaluation fails too.
             log.warning("checklist agents failed (%s); using the generic checklist", exc.message)
-            return await self._fallback(query, key, namespace)
+            return await self._fallback(query, key, namespace,
+                                        failed("checklist", exc, _GENERIC))
         source = "pack" if built.degraded else "generated"
         if not built.degraded:  # a fallback is not this query's checklist: do not cache it
             await self.cache.put(key, built.checklist)
         resolved = await self._stored(built.checklist, source, namespace, key)
+        cause = invalid("checklist", built.calls, built.error, _GENERIC) if built.degraded \
+            else None
         return Resolved(resolved.checklist, source, resolved.id, built.usage, built.calls,
-                        built.degraded)
+                        built.degraded, cause)
 
-    async def _fallback(self, query: Sequence[Message], key: str, namespace: str) -> Resolved:
+    async def _fallback(self, query: Sequence[Message], key: str, namespace: str,
+                        cause: Degradation) -> Resolved:
         checklist = self.packs.generic(detect_language(target_text(query)))
+        found = await asyncio.to_thread(prepass, target_text(query))
+        checklist = checklist.model_copy(update={"checks": found})
         resolved = await self._stored(checklist, "pack", namespace, key)
-        return Resolved(resolved.checklist, "pack", resolved.id, degraded=True)
+        return Resolved(resolved.checklist, "pack", resolved.id, degraded=True,
+                        degradation=cause)
 
     async def _stored(self, checklist: Checklist, source: str, namespace: str,
                       query_hash: str) -> Resolved:
@@ -145,9 +173,17 @@ class ChecklistProvider:
 
 
 def _inline(value: Any) -> Checklist:
-    """An inline checklist: ours ({"dimensions": [...]}) or WritingBench criteria ([...])."""
+    """An inline checklist: ours ({"dimensions": [...]}), checks alone ({"checks": [...]}:
+    scored by how many the text meets) or WritingBench criteria ([...])."""
     if isinstance(value, list):
         if value and all(isinstance(c, dict) and "criteria_description" in c for c in value):
             return from_writingbench(value, source="user")
         value = {"dimensions": value}
+    if isinstance(value, dict) and "checks" in value and "dimensions" not in value:
+        only = from_json({**value, "dimensions": [_PLACEHOLDER]}, source="user", param=PARAM)
+        if not only.checks:
+            raise ChecklistInvalid("an inline checklist of checks alone needs at least one "
+                                   "check", param=PARAM)
+        return requirements_scale(tuple(c.model_copy(update={"source": "user"})
+                                        for c in only.checks))
     return from_json(value, source="user", param=PARAM)

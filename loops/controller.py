@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from llm.base import Backend
@@ -28,14 +28,16 @@ from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.answer import best as _best
 from loops.answer import finished, looping, scaffolding, shrank
-from loops.assess import Assessment, Assessor, contrast_note, judged_alike
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
-from loops.holistic import RESOLVED as HOLISTIC
-from loops.holistic import HolisticAssessor
+from loops.degradation import Degradation, failed, invalid, with_outcome
+from loops.judges.assess import Assessment, Assessor, contrast_note, judged_alike, unsupported
+from loops.judges.holistic import RESOLVED as HOLISTIC
+from loops.judges.holistic import HolisticAssessor
+from loops.judges.requirements import ChecksAssessor, resolved_for, stated_checks
 from loops.options import LoopOptions
 from loops.prompting import Attempt
 from loops.reflection import with_checks
-from loops.rewrite import revision_request, rewrite
+from loops.rewrite import UNCHANGED_NOTE, revision_request, rewrite
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checklist import Checklist
 from rubrics.checks import Check, conform, run_checks
@@ -66,17 +68,29 @@ class _Run:
     query: Sequence[Message]
     params: ChatParams
     options: LoopOptions
-    assessor: Assessor | HolisticAssessor
+    assessor: Assessor | HolisticAssessor | ChecksAssessor
     emit: Emit | None
     started: float
     ledger: Ledger
     checklist: Checklist | None = None     # what the judge scores: the dimensions only
     checks: tuple[Check, ...] = ()         # what code verifies on every candidate
     candidates: list[Candidate] | None = None
+    degradations: list[Degradation] = field(default_factory=list)
 
     async def event(self, name: str, **fields: Any) -> None:
         if self.emit is not None:
             await self.emit({"event": name, **fields})
+
+    def degrade(self, found: Degradation) -> None:
+        """Keep why a stage did less than asked (once per stage and cause)."""
+        if not any((d.stage, d.cause) == (found.stage, found.cause) for d in self.degradations):
+            self.degradations.append(found)
+
+    def judged_before(self, text: str) -> Candidate | None:
+        """An evaluated candidate with this very text: one text, one score."""
+        key = text.strip()
+        return next((c for c in self.candidates or () if c.score is not None
+                     and c.text.strip() == key), None)
 
 
 class ReflectionLoop:
@@ -94,19 +108,34 @@ class ReflectionLoop:
     async def run(self, query: Sequence[Message], params: ChatParams, options: LoopOptions, *,
                   namespace: str, spec: ChecklistSpec | None = None,
                   emit: Emit | None = None) -> LoopTrace:
-        assessor: Assessor | HolisticAssessor
+        assessor: Assessor | HolisticAssessor | ChecksAssessor
+        fixed: Resolved | None = None
+        if options.evaluation == "checks":
+            # The request's own requirements decide (those of the checklist it chose, or those
+            # its words state); one that has none is judged.
+            chosen = await self.checklists.fixed(spec, namespace) if spec else None
+            stated = chosen.checklist.checks if chosen is not None else ()
+            stated = stated or await asyncio.to_thread(stated_checks, query)
+            if stated:
+                fixed, assessor = resolved_for(stated, chosen), ChecksAssessor(stated)
+                options = replace(options, memory=False)
+            else:
+                fixed, options = chosen, replace(options, evaluation="joint")
         if options.evaluation == "holistic":
             # The LLM-as-a-Judge baseline: one overall critique per text, no checklist, no memory.
-            fixed: Resolved | None = HOLISTIC
+            fixed = HOLISTIC
             assessor = HolisticAssessor(self.judge, self.judge_params, self.retries)
             options = replace(options, memory=False)
-        else:
-            fixed = await self.checklists.fixed(spec, namespace) if spec else None
-            assessor = Assessor(self.judge, self.judge_params, options.evaluation,
+        elif options.evaluation != "checks":
+            if fixed is None:
+                fixed = await self.checklists.fixed(spec, namespace) if spec else None
+            assessor = Assessor(self.judge, self.judge_params, options.evaluation,  # type: ignore[arg-type]
                                 options.fuse_reflection, self.retries)
         run = _Run(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
                    candidates=[])
         resolved, y0, recalled, revising = await self._first_draft(run, fixed, namespace)
+        if resolved.degradation is not None:
+            run.degrade(resolved.degradation)
         # The judge never sees the checks (they are run in code), and a checklist without
         # them is the same rubric for the judge prompts' caches.
         run.checks = resolved.checklist.checks
@@ -120,16 +149,23 @@ class ReflectionLoop:
         stop, rounds = await self._rounds(run, first, evaluated)
         if not run.candidates:
             run.candidates = [y0]
-        best = _best(run.candidates or [])
+        strict = options.evaluation == "checks"
+        best = _best(run.candidates or [], strict=strict)
         revised = next((c for c in run.candidates if c.kind == "memory_rewrite"), None)
         if revised is not None and revised.score is not None \
                 and experiences.get("draft_score") is not None:
             experiences["memory_gain"] = round(revised.score - experiences["draft_score"], 4)
+        loop_id = new_id()
+        degradations = with_outcome(run.degradations, _answered(best))
+        if degradations:
+            log.warning("loop %s degraded: %s", loop_id,
+                        " | ".join(d.line() for d in degradations))
         await run.event("stopped", reason=stop, rounds=rounds,
                         score=best.score if best.score is not None else None)
-        return LoopTrace(new_id(), best, tuple(run.candidates or []), resolved.checklist,
+        return LoopTrace(loop_id, best, tuple(run.candidates or []), resolved.checklist,
                          resolved.source, resolved.id, stop, rounds, run.ledger,
-                         self.clock() - run.started, experiences, tuple(query), recalled)
+                         self.clock() - run.started, experiences, tuple(query), recalled,
+                         degradations)
 
     async def _first_draft(self, run: _Run, fixed: Resolved | None, namespace: str,
                            ) -> tuple[Resolved, Candidate, Any, asyncio.Future[Any] | None]:
@@ -172,6 +208,7 @@ class ReflectionLoop:
             recalled = await task
         except RedraftError as exc:  # memory is a help, never a reason to fail the answer
             log.warning("memory recall failed: %s", exc.message)
+            run.degrade(failed("memory", exc, "went on without memory"))
             return None
         run.ledger.add("memory", recalled.usage, recalled.calls, self.clock() - t0)
         await run.event("recalled", recalled=len(recalled.hits), selected=len(recalled.selected))
@@ -185,6 +222,7 @@ class ReflectionLoop:
                 recalled, run.query, y0.text, run.params)
         except RedraftError as exc:
             log.warning("memory rewrite failed: %s", exc.message)
+            run.degrade(failed("memory", exc, "went on from the draft"))
             return None
         if revised is None:
             return None
@@ -210,6 +248,10 @@ class ReflectionLoop:
                 tasks.append(asyncio.ensure_future(self._evaluate(
                     run, revised, run.options.max_rounds > 0, slot=1)))
             done = await asyncio.gather(*tasks)
+        except _Stop:
+            # the draft's or the rewrite's evaluation failed (its cause is kept): the rounds
+            # see an unscored draft and stop there
+            return y0, True
         except BaseException:
             for task in tasks:
                 task.cancel()
@@ -220,6 +262,7 @@ class ReflectionLoop:
 
     async def _rounds(self, run: _Run, first: Candidate, evaluated: bool) -> tuple[str, int]:
         opts = run.options
+        strict = opts.evaluation == "checks"
         try:
             async with self._time_limit(run):
                 current = first if evaluated else await self._evaluate(
@@ -228,19 +271,20 @@ class ReflectionLoop:
                     return "degraded", 0
                 history: list[Attempt] = []
                 for t in range(1, opts.max_rounds + 1):
-                    if finished(_best(run.candidates or []), opts.threshold):
+                    if finished(_best(run.candidates or [], strict=strict), opts.threshold):
                         return "threshold", t - 1
                     self._check_budget(run)
                     current = await self._round(run, t, current, history)
                     if current is None:
                         return "degraded", t
-                if finished(_best(run.candidates or []), opts.threshold):
+                if finished(_best(run.candidates or [], strict=strict), opts.threshold):
                     return "threshold", opts.max_rounds
                 return "max_rounds", opts.max_rounds
         except _Stop as stop:
             return stop.reason, max((c.round for c in run.candidates or []), default=0)
-        except RedraftError:
+        except RedraftError as exc:
             # An upstream failure mid-loop: the best text so far is still a good answer.
+            run.degrade(failed("loop", exc))
             return "degraded", max((c.round for c in run.candidates or []), default=0)
 
     @contextlib.asynccontextmanager
@@ -265,9 +309,13 @@ class ReflectionLoop:
         critique = current.critique
         if critique is None:
             t0 = self.clock()
-            reflected = await run.assessor.reflect(run.query, current.text, run.checklist,  # type: ignore[arg-type]
-                                                   current.evaluation, history,  # type: ignore[arg-type]
-                                                   current.checks)
+            try:
+                reflected = await run.assessor.reflect(
+                    run.query, current.text, run.checklist, current.evaluation,  # type: ignore[arg-type]
+                    history, current.checks)
+            except RedraftError as exc:
+                run.degrade(failed("reflect", exc))
+                raise _Stop("degraded") from None
             run.ledger.add("reflect", reflected.usage, reflected.calls, self.clock() - t0)
             critique = reflected.reflection
         # Failed checks are measured, not judged: they enter the reflection as items first.
@@ -283,6 +331,10 @@ class ReflectionLoop:
         scored = [c for c in results if isinstance(c, Candidate) and c.score is not None]
         if not scored:
             return None
+        if all(c.same_as == current.position for c in scored):
+            # Asked twice, the reviser gave the text back unchanged: another round would
+            # only ask the same again.
+            raise _Stop("unchanged")
         newest = _best(scored)
         if newest.shrunk:
             # A rewrite that dropped most of the text is not followed: the next round revises
@@ -296,47 +348,104 @@ class ReflectionLoop:
 
     async def _child(self, run: _Run, t: int, parent: Candidate, critique: Any,
                      history: list[Attempt], want_reflection: bool) -> Candidate:
+        """One rewrite of `parent`, evaluated. A rewrite that gives the text back unchanged
+        (once the exact changes are made) is asked once more with a firmer instruction; the
+        candidate says so (`retried`)."""
         t0 = self.clock()
         request = revision_request(critique, list(history), parent.checks)
-        text, completion = await rewrite(self.writer, run.query, parent.text, request,
-                                         run.params)
-        run.ledger.add("rewrite", completion.usage, seconds=self.clock() - t0)
+        text, completion, met = await self._rewritten(run, parent, request)
+        retried = False
+        if text.strip() == parent.text.strip():
+            retried = True
+            await run.event("unchanged", round=t)
+            text, completion, met = await self._rewritten(
+                run, parent, f"{request.rstrip()}\n\n{UNCHANGED_NOTE}")
         leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}", request))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
-                          finish_reason=completion.finish_reason, scaffolding=leaks)
+                          finish_reason=completion.finish_reason, scaffolding=leaks,
+                          conformed=met, retried=retried)
         await run.event("rewritten", round=t, scaffolding=len(leaks))
         return await self._evaluate(run, child, want_reflection)
+
+    async def _rewritten(self, run: _Run, parent: Candidate,
+                         request: str) -> tuple[str, Completion, tuple[str, ...]]:
+        """The reviser's text with the exact changes made, its completion, the kinds met."""
+        t0 = self.clock()
+        try:
+            text, completion = await rewrite(self.writer, run.query, parent.text, request,
+                                             run.params)
+        except RedraftError as exc:
+            run.degrade(failed("rewrite", exc))
+            raise
+        run.ledger.add("rewrite", completion.usage, seconds=self.clock() - t0)
+        met: tuple[str, ...] = ()
+        if run.options.conform and run.checks:
+            text, met = conform(text, run.checks)
+        return text, completion, met
 
     async def _evaluate(self, run: _Run, cand: Candidate, want_reflection: bool,
                         slot: int | None = None) -> Candidate:
         """Score `cand` and add it to the loop's candidates (at `slot` when one was kept for
         it, so that concurrent evaluations keep their order). The checks an exact change
-        meets are met first (`LoopOptions.conform`): the judge scores the text answered."""
+        meets are met first (`LoopOptions.conform`): the judge scores the text answered. A
+        text already judged in this loop keeps that judgement (one text, one score)."""
         if run.options.conform and run.checks:
             text, met = conform(cand.text, run.checks)
             cand = replace(cand, text=text, conformed=met) if met else cand
-        t0 = self.clock()
-        a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
-        run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
-        a, rejudged = await self._rejudge_alike(run, cand, a, want_reflection)
-        score = a.score(run.checklist)  # type: ignore[arg-type]
-        checks = run_checks(cand.text, run.checks)
-        shrunk = cand.parent is not None and shrank(
-            cand.text, run.candidates[cand.parent].text,  # type: ignore[index]
-            target_text(run.query), run.checks)
         position = len(run.candidates) if slot is None else slot  # type: ignore[arg-type]
-        cand = replace(cand, position=position, evaluation=a.evaluation, score=score,
-                       critique=a.critique, checks=checks, shrunk=shrunk, rejudged=rejudged,
-                       looping=looping(cand.text))
+        same = run.judged_before(cand.text)
+        if same is not None and (same.critique is not None or not want_reflection):
+            cand = replace(cand, position=position, evaluation=same.evaluation,
+                           score=same.score, critique=same.critique, checks=same.checks,
+                           looping=same.looping, same_as=same.position,
+                           unsupported=same.unsupported)
+        else:
+            cand = await self._judged(run, cand, want_reflection, position)
+            if cand.score is None:
+                return cand
         if slot is None:
             run.candidates.append(cand)  # type: ignore[union-attr]
         else:
             run.candidates[slot] = cand  # type: ignore[index]
-        await run.event("evaluated", round=cand.round, candidate=position, score=score,
-                        checks_passed=cand.checks_passed, checks=len(checks),
-                        conformed=list(cand.conformed), rejudged=rejudged)
+        await run.event("evaluated", round=cand.round, candidate=position, score=cand.score,
+                        checks_passed=cand.checks_passed, checks=len(cand.checks),
+                        conformed=list(cand.conformed), rejudged=cand.rejudged,
+                        same_as=cand.same_as)
         return cand
+
+    async def _judged(self, run: _Run, cand: Candidate, want_reflection: bool,
+                      position: int) -> Candidate:
+        """`cand` scored by the judge (None score when no usable judgement came back: the
+        cause is kept). A rewrite's gain that the judge's evidence does not quote from the
+        text (`unsupported`) is not counted: its score is held at its parent's."""
+        t0 = self.clock()
+        try:
+            a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
+        except RedraftError as exc:
+            run.degrade(failed("evaluate", exc))
+            raise _Stop("degraded") from None
+        run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
+        if a.compact:
+            run.degrade(Degradation("evaluate", "context_overflow", "the judge's prompt did not "
+                                    "fit the model's context", "judged without the rubric's "
+                                    "band descriptions"))
+        if a.evaluation is None:
+            run.degrade(invalid("evaluate", a.calls, a.error))
+            return replace(cand, position=position)
+        a, rejudged = await self._rejudge_alike(run, cand, a, want_reflection)
+        score = a.score(run.checklist)  # type: ignore[arg-type]
+        parent = run.candidates[cand.parent] if cand.parent is not None else None  # type: ignore[index]
+        held = parent is not None and parent.score is not None and score is not None \
+            and score > parent.score and unsupported(a.evaluation)
+        if held:
+            score = parent.score  # type: ignore[union-attr]
+        checks = run_checks(cand.text, run.checks)
+        shrunk = parent is not None and shrank(cand.text, parent.text, target_text(run.query),
+                                               run.checks)
+        return replace(cand, position=position, evaluation=a.evaluation, score=score,
+                       critique=a.critique, checks=checks, shrunk=shrunk, rejudged=rejudged,
+                       looping=looping(cand.text), unsupported=held)
 
     async def _rejudge_alike(self, run: _Run, cand: Candidate, a: Assessment,
                              want_reflection: bool) -> tuple[Assessment, bool]:
@@ -352,8 +461,19 @@ class ReflectionLoop:
             return a, False
         t0 = self.clock()
         note = contrast_note(parent.text, parent.evaluation, cand.text)  # type: ignore[arg-type]
-        again = await run.assessor.assess(run.query, cand.text, run.checklist,  # type: ignore[arg-type]
-                                          want_reflection, contrast=note)
+        try:
+            again = await run.assessor.assess(run.query, cand.text, run.checklist,  # type: ignore[arg-type]
+                                              want_reflection, contrast=note)
+        except RedraftError as exc:
+            run.degrade(failed("evaluate", exc, "kept the first judgement"))
+            return a, False
         run.ledger.add("evaluate", again.usage, again.calls, self.clock() - t0)
         log.info("judge gave a differing revision its parent's scores; asked again")
         return (again if again.evaluation is not None else a), True
+
+
+def _answered(best: Candidate) -> str:
+    """What the user got, in words."""
+    if best.kind == "draft":
+        return "answered the draft"
+    return f"answered the {best.kind.replace('_', ' ')} of round {best.round}"

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-EvaluationMode = Literal["joint", "per_dimension", "holistic"]  # holistic: loops.holistic
+# holistic: loops.judges.holistic; checks: the request's checks alone, no judge
+# (loops.judges.requirements)
+EvaluationMode = Literal["joint", "per_dimension", "holistic", "checks"]
 ChecklistMode = Literal["three_agent", "fused"]
-STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded")
+# unchanged: the reviser gave the text back word for word, even when asked again, firmer
+STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded", "unchanged")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 A candidate's check outcomes ride in its `scores` JSON under the reserved key `CHECKS_KEY`
 (a list of {kind, passed, measured, target, quote}), beside the per-dimension entries;
 `SHRUNK_KEY` marks a rewrite that dropped most of the text it revised, `REJUDGED_KEY` one
-whose first judgement copied its parent's scores (asked again, `loops.assess.judged_alike`)
+whose first judgement copied its parent's scores (asked again, `loops.judges.assess.judged_alike`)
 and `ANSWER_KEY` the candidate the loop returned (y*, chosen by the rule in `loops.answer`,
 which a total score alone does not reproduce); `stored_checks`, `dimension_scores` and
 `answer_of` read them apart again.
@@ -32,8 +32,11 @@ ANSWER_KEY = "_answer"
 REJUDGED_KEY = "_rejudged"
 LOOPING_KEY = "_looping"
 CONFORMED_KEY = "_conformed"   # check kinds met in code on the model's text
+SAME_AS_KEY = "_same_as"       # the earlier candidate with this very text (judged once)
+RETRIED_KEY = "_retried"       # asked again: the first rewrite gave its parent back unchanged
+UNSUPPORTED_KEY = "_unsupported"  # a gain the judge did not quote the text for: not counted
 RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY, LOOPING_KEY,
-            CONFORMED_KEY)
+            CONFORMED_KEY, SAME_AS_KEY, RETRIED_KEY, UNSUPPORTED_KEY)
 
 
 def stored_checks(scores: dict[str, Any] | None) -> tuple[CheckOutcome, ...]:
@@ -78,6 +81,12 @@ def candidate_record(c: Candidate, answer: bool = False) -> CandidateRecord:
         scores[LOOPING_KEY] = True
     if c.conformed:
         scores[CONFORMED_KEY] = list(c.conformed)
+    if c.same_as is not None:
+        scores[SAME_AS_KEY] = c.same_as
+    if c.retried:
+        scores[RETRIED_KEY] = True
+    if c.unsupported:
+        scores[UNSUPPORTED_KEY] = True
     if answer:
         scores[ANSWER_KEY] = True
     return CandidateRecord(
@@ -108,4 +117,5 @@ def to_record(trace: LoopTrace, *, namespace: str, request: dict[str, Any], mode
                  "total": round(trace.elapsed, 4)},
         experiences=trace.experiences,
         candidates=tuple(candidate_record(c, c.position == trace.answer.position)
-                         for c in trace.candidates))
+                         for c in trace.candidates),
+        degradations=tuple(d.as_dict() for d in trace.degradations))

@@ -13,6 +13,9 @@ from loops.reflection import CHECK_PREFIX
 from loops.trace import Reflection
 from rubrics.checks import CheckOutcome
 
+UNCHANGED_NOTE = ("Your last revision gave the answer back word for word. This time change it: "
+                  "carry out each point above in the text itself.")
+
 
 def render_reflection(reflection: Reflection, *, checks_apart: bool = False) -> str:
     """The reflection as the reviser reads it; with `checks_apart`, without the items of

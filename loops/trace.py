@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llm.types import Usage
+from loops.degradation import Degradation
 from rubrics.checklist import Checklist, Evaluation
 from rubrics.checks import CheckOutcome
 
@@ -58,8 +59,16 @@ class Candidate:
     conformed: tuple[str, ...] = ()        # check kinds met in code on the model's text
     # The judge first gave this revision its parent's scores on every dimension although the
     # texts differ substantially; the evaluation kept is the one asked again with the
-    # difference shown (loops.assess.judged_alike).
+    # difference shown (loops.judges.assess.judged_alike).
     rejudged: bool = False
+    # The same text as that earlier candidate (after the exact changes): its judgement is
+    # reused, never asked again (one text, one score).
+    same_as: int | None = None
+    # The reviser first gave its parent back unchanged and was asked once more, firmer.
+    retried: bool = False
+    # The judge scored it above its parent without quoting the text: the gain is not
+    # counted (its score is held at the parent's).
+    unsupported: bool = False
 
     @property
     def checks_passed(self) -> int:
@@ -106,6 +115,7 @@ class LoopTrace:
     experiences: dict[str, Any] = field(default_factory=dict)
     query: tuple[Any, ...] = ()
     recalled: Any = None  # loops.memory_step.Recalled, when the memory step ran
+    degradations: tuple[Degradation, ...] = ()  # why a stage did less than asked
 
     @property
     def scores(self) -> list[float]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -216,12 +216,37 @@ class Evaluation(_Frozen):
         """S = sum of weight x score over the dimensions."""
         return sum(d.weight * score for d, score in self._pairs(checklist))
 
+    def rebanded(self, checklist: Checklist) -> Evaluation:
+        """The same scores placed in `checklist`'s bands (a judgement given on a copy of the
+        rubric with other bands, e.g. without their descriptions)."""
+        dims = {name_key(d.name): d for d in checklist.dimensions}
+        return Evaluation(scores=tuple(
+            dims[name_key(s.name)].scored(s.score, s.evidence) if name_key(s.name) in dims
+            else s for s in self.scores))
+
     def normalised(self, checklist: Checklist) -> float:
         """Weighted mean of each score's position on its own scale, in [0, 1]."""
         # Bands are contiguous and at least two, so every scale spans more than one point.
         parts = [d.weight * (score - d.scale_min) / (d.scale_max - d.scale_min)
                  for d, score in self._pairs(checklist)]
         return min(1.0, max(0.0, sum(parts) / checklist.total_weight))
+
+
+REQUIREMENTS = "Stated requirements"
+
+
+def requirements_scale(checks: Sequence[Check], source: Source = "user") -> Checklist:
+    """The checklist of a loop scored by its checks alone: one dimension on 0..N, N the number
+    of checks, a text's score the number it meets (`loops.judges.requirements`)."""
+    n = len(checks)
+    width = -(-(n + 1) // ANY.max_bands)  # a band per count, grouped when there are many checks
+    bands = tuple(Band(low=k, high=min(k + width - 1, n),
+                       description=f"meets {k}" + (f"-{min(k + width - 1, n)}" if width > 1
+                                                   else "") + f" of the {n} stated requirements")
+                  for k in range(0, n + 1, width))
+    return Checklist(source=source, checks=tuple(checks), dimensions=(Dimension(
+        name=REQUIREMENTS, description="The requirements the request states, verified in code.",
+        bands=bands),))
 
 
 def _canonical(data: Any) -> str:

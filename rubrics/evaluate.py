@@ -32,7 +32,7 @@ from llm.structured import (
 )
 from llm.types import ChatParams, Message, Usage
 from rubrics.budget import QUOTE, fitted
-from rubrics.checklist import Checklist, Dimension, DimensionScore, Evaluation, name_key
+from rubrics.checklist import Band, Checklist, Dimension, DimensionScore, Evaluation, name_key
 from rubrics.evidence import FLAG, quoted, retry_note
 from rubrics.templates import render
 
@@ -67,6 +67,20 @@ def render_dimension(dim: Dimension) -> str:
              dim.description]
     lines.extend(f"- {b.low}-{b.high}: {b.description}" for b in dim.bands)
     return "\n".join(lines)
+
+
+def without_bands(checklist: Checklist) -> Checklist:
+    """The rubric with each dimension's bands cut to two short ones over the same scale: what
+    a judge is shown when the full rubric does not fit the model's context."""
+    def bare(dim: Dimension) -> Dimension:
+        low, high = dim.scale_min, dim.scale_max
+        mid = (low + high) // 2
+        bands = (Band(low=low, high=mid, description="falls short of the description"),
+                 Band(low=mid + 1, high=high, description="meets the description"))
+        return dim.model_copy(update={"bands": bands})
+
+    return checklist.model_copy(update={"dimensions": tuple(bare(d)
+                                                            for d in checklist.dimensions)})
 
 
 @lru_cache(maxsize=256)

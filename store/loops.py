@@ -31,12 +31,14 @@ _SUMMARY_COLUMNS = (
     Loop.final_score,
     Loop.score_gain,
     Loop.error,
+    Loop.degradations,
 )
 
 
 _LOOP_FIELDS = ("id", "namespace", "created_at", "finished_at", "model", "backend", "request",
                 "checklist", "checklist_source", "checklist_id", "stop_reason", "rounds",
-                "initial_score", "final_score", "usage", "timings", "experiences", "error")
+                "initial_score", "final_score", "usage", "timings", "experiences", "error",
+                "degradations")
 _CANDIDATE_FIELDS = ("id", "position", "round", "parent_position", "kind", "text", "scores",
                      "total_score", "reflection", "usage", "latency_ms")
 
@@ -44,6 +46,7 @@ _CANDIDATE_FIELDS = ("id", "position", "round", "parent_position", "kind", "text
 def _loop_values(record: LoopRecord) -> dict[str, Any]:
     values = {name: getattr(record, name) for name in _LOOP_FIELDS}
     values["score_gain"] = record.score_gain
+    values["degradations"] = list(record.degradations) or None
     return values
 
 
@@ -88,6 +91,7 @@ def _loop_record(row: Loop) -> LoopRecord:
         experiences=row.experiences,
         error=row.error,
         candidates=tuple(_candidate_record(c) for c in row.candidates),
+        degradations=tuple(row.degradations or ()),
     )
 
 
@@ -165,7 +169,9 @@ class LoopRepository:
         query = paginate(query, Loop.created_at, Loop.id, limit, cursor)
         async with self._sessions() as session:
             rows, more = split_page((await session.execute(query)).all(), limit)
-        items = tuple(LoopSummary(**row._asdict()) for row in rows)
+        items = tuple(LoopSummary(**{**row._asdict(),
+                                     "degradations": tuple(row.degradations or ())})
+                      for row in rows)
         next_cursor = encode_cursor(items[-1].created_at, items[-1].id) if more else None
         return Page(items, next_cursor)
 

@@ -77,7 +77,7 @@ class Loop(Base):
     __tablename__ = "loops"
     __table_args__ = (
         CheckConstraint(
-            "checklist_source IN ('generated', 'cache', 'pack', 'user', 'none')",
+            "checklist_source IN ('generated', 'cache', 'pack', 'user', 'none', 'checks')",
             name="checklist_source",
         ),
     )
@@ -101,6 +101,8 @@ class Loop(Base):
     timings: Mapped[Any] = mapped_column(json_type())
     experiences: Mapped[Any] = mapped_column(json_type())
     error: Mapped[str | None] = mapped_column(Text)
+    # why a stage did less than asked: [{stage, cause, detail, outcome}] (loops.degradation)
+    degradations: Mapped[Any | None] = mapped_column(json_type())
 
     candidates: Mapped[list[Candidate]] = relationship(
         back_populates="loop",

@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 CANDIDATE_KINDS = ("draft", "memory_rewrite", "rewrite")
-CHECKLIST_SOURCES = ("generated", "cache", "pack", "user", "none")
+CHECKLIST_SOURCES = ("generated", "cache", "pack", "user", "none", "checks")
 
 
 def new_id() -> str:
@@ -90,6 +90,8 @@ class LoopRecord:
     experiences: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     candidates: tuple[CandidateRecord, ...] = ()
+    # why a stage did less than asked: [{stage, cause, detail, outcome}]
+    degradations: tuple[dict[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.checklist_source not in CHECKLIST_SOURCES:
@@ -100,6 +102,7 @@ class LoopRecord:
         _require_aware("finished_at", self.finished_at)
         # Callers naturally build lists; a tuple keeps the record immutable and comparable.
         object.__setattr__(self, "candidates", tuple(self.candidates))
+        object.__setattr__(self, "degradations", tuple(self.degradations or ()))
 
     @property
     def score_gain(self) -> float | None:
@@ -127,6 +130,7 @@ class LoopSummary:
     final_score: float | None
     score_gain: float | None
     error: str | None
+    degradations: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

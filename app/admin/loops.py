@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from app.http.auth import Principal, require_admin
 from llm.errors import InvalidRequest, NotFound
+from loops.options import STOP_REASONS
 from store.errors import InvalidCursor
 
 router = APIRouter(prefix="/admin")
@@ -45,7 +46,7 @@ async def list_loops(
     since: datetime | None = Query(None, description="ISO 8601, inclusive"),
     until: datetime | None = Query(None, description="ISO 8601, exclusive"),
     model: str | None = None,
-    stop_reason: str | None = Query(None, pattern="^(threshold|max_rounds|budget|degraded)$"),
+    stop_reason: str | None = Query(None, pattern=f"^({'|'.join(STOP_REASONS)})$"),
     min_gain: float | None = Query(None, ge=-1, le=1),
     limit: int = Query(50, ge=1, le=200),
     cursor: str | None = None,

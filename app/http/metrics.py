@@ -9,6 +9,7 @@ the matched templates ("other" when nothing matched) and unusual HTTP methods fo
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import (
@@ -65,6 +66,16 @@ class Metrics:
         self.checklist_cache = Counter(
             "redraft_checklist_cache", "Checklist cache lookups", ["result"], registry=r
         )
+        self.loops = Counter(
+            "redraft_loops", "Reflection loops finished, by stop reason", ["stop_reason"],
+            registry=r,
+        )
+        self.degradations = Counter(
+            "redraft_loop_degradations",
+            "Loop stages that did less than asked, by stage and cause",
+            ["stage", "cause"],
+            registry=r,
+        )
         # labels() takes a lock and validates on every call; the request path reuses children.
         self._request_children: dict[tuple[str, str, int], Any] = {}
         self._duration_children: dict[str, Any] = {}
@@ -94,6 +105,12 @@ class Metrics:
 
     def count_error(self, type: str) -> None:
         self.errors.labels(type).inc()
+
+    def observe_loop(self, stop_reason: str, degradations: Iterable[tuple[str, str]]) -> None:
+        """One finished loop: its stop reason, and (stage, cause) of each degradation."""
+        self.loops.labels(stop_reason).inc()
+        for stage, cause in degradations:
+            self.degradations.labels(stage, cause).inc()
 
     def cache(self, result: str) -> None:
         """Count a checklist cache lookup: `result` is "hit" or "miss"."""

@@ -138,6 +138,9 @@ class LoopService:
             return trace
 
         traces = list(await asyncio.gather(*(one(i) for i in range(job.n))))
+        for trace in traces:
+            self.metrics.observe_loop(trace.stop_reason,
+                                      ((d.stage, d.cause) for d in trace.degradations))
         total = sum((t.ledger.total for t in traces), Usage())
         self.metrics.add_tokens(total.prompt_tokens, total.completion_tokens)
         return traces

@@ -78,6 +78,7 @@ def summary(trace: LoopTrace, with_trace: bool) -> dict[str, Any]:
         "scores": [round(s, 4) for s in trace.scores],
         "final_score": None if trace.answer.score is None else round(trace.answer.score, 4),
         "stop_reason": trace.stop_reason,
+        "degradations": [d.as_dict() for d in trace.degradations],
         "checklist_id": trace.checklist_id,
         "checklist_source": trace.checklist_source,
         "usage": stage_usage(trace),
@@ -101,6 +102,7 @@ def _candidate(c: Any) -> dict[str, Any]:
             "parent": record.parent_position, "text": record.text, "score": record.total_score,
             "scores": dimension_scores(record.scores),
             "checks": [o.model_dump(mode="json") for o in c.checks], "shrunk": c.shrunk,
-            "conformed": list(c.conformed),
+            "conformed": list(c.conformed), "same_as": c.same_as, "retried": c.retried,
+            "unsupported": c.unsupported,
             "reflection": record.reflection, "usage": record.usage,
             "latency_ms": round(record.latency_ms, 2)}

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from llm.base import JsonSchema
-from llm.errors import InvalidRequest, NotFound, UpstreamUnavailable
+from llm.errors import ContextOverflow, InvalidRequest, NotFound, UpstreamUnavailable
 from llm.local.constrain import (
     ClosingTables,
     JsonConstraint,
@@ -190,7 +190,7 @@ class LocalBackend:
         if loaded.context_length is not None:
             room = loaded.context_length - len(prompt_ids)
             if room < 1:
-                raise InvalidRequest(
+                raise ContextOverflow(
                     f"the prompt is {len(prompt_ids)} tokens; the model's context is "
                     f"{loaded.context_length}", param="messages")
             max_tokens = min(max_tokens, room)

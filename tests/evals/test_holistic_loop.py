@@ -13,7 +13,7 @@ from llm.errors import UpstreamUnavailable
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams, Message
 from loops.controller import ReflectionLoop
-from loops.holistic import HolisticOut, holistic_schema
+from loops.judges.holistic import HolisticOut, holistic_schema
 from loops.options import LoopOptions
 
 QUERY = [{"role": "user", "content": "Write a short product brief for a quiet kettle."}]

@@ -112,8 +112,21 @@ def test_failure_mid_loop_leaves_the_answer_degraded_and_no_half_record(client, 
     assert r.status_code == 200
     info = r.json()["reflection"]
     assert info["stop_reason"] == "degraded"
+    cause = {"stage": "rewrite", "cause": "unavailable", "detail": "writer went away",
+             "outcome": "answered the draft"}
+    assert info["degradations"] == [cause]
     loop = client.get(f"/admin/loops/{info['loop_id']}", headers=ADMIN).json()
     assert len(loop["candidates"]) == 1
+    assert loop["degradations"] == [cause]
+    listed = client.get("/admin/loops", headers=ADMIN).json()["data"][0]
+    assert listed["degradations"] == [cause]
+    assert client.post("/admin/ui/login", data={"key": "sk-admin", "next": "/admin/ui"},
+                       follow_redirects=False).status_code == 303
+    page = client.get(f"/admin/ui/loops/{info['loop_id']}").text
+    assert "Did less than asked" in page and "writer went away" in page
+    metrics = client.get("/metrics").text
+    assert 'redraft_loop_degradations_total{cause="unavailable",stage="rewrite"} 1.0' in metrics
+    assert 'redraft_loops_total{stop_reason="degraded"} 1.0' in metrics
 
 
 def test_failed_draft_is_503_and_not_recorded(client, model, monkeypatch):

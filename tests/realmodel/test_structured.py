@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from llm.types import ChatParams
-from loops.assess import AssessOut, assess_schema
-from loops.holistic import HolisticOut, holistic_schema
+from loops.judges.assess import AssessOut, assess_schema
+from loops.judges.holistic import HolisticOut, holistic_schema
 from loops.reflection import ReflectionOut, reflection_schema
 from memory.recollect import (
     KEY_SCHEMA,

@@ -176,10 +176,13 @@ def test_looping_finds_a_text_stuck_repeating_itself(text: str, loops: bool) -> 
 def test_a_rewrite_looping_on_itself_loses_to_the_draft_and_never_ends_the_loop() -> None:
     from tests.unit.test_loops_checks import Script
 
-    trace = Script([_DRAFT, _LOOP, _LOOP], {_DRAFT: 5, _LOOP: 10}).run((), max_rounds=2,
-                                                                        threshold=0.9)
+    trace = Script([_DRAFT, _LOOP, _LOOP, _LOOP], {_DRAFT: 5, _LOOP: 10}).run(
+        (), max_rounds=2, threshold=0.9)
     assert [c.looping for c in trace.candidates] == [False, True, True]
-    assert trace.stop_reason == "max_rounds"  # 10/10 on a looping text does not reach tau
+    # 10/10 on a looping text does not reach tau; the reviser then gave it back unchanged,
+    # even when asked again
+    assert trace.stop_reason == "unchanged"
+    assert [c.same_as for c in trace.candidates] == [None, None, 1]
     assert trace.answer.text == _DRAFT
     record = to_record(trace, namespace="d", request={}, model="m", backend="b")
     assert [bool(c.scores.get(LOOPING_KEY)) for c in record.candidates] == [False, True, True]

@@ -18,9 +18,9 @@ from llm.schemas import strict_problems
 from llm.scripted import ScriptedBackend
 from llm.structured import RETRY
 from llm.types import ChatParams
-from loops.assess import assess_schema
 from loops.checklists import ChecklistSpec, Resolved
 from loops.controller import ReflectionLoop
+from loops.judges.assess import assess_schema
 from loops.memory_step import MemoryStep
 from loops.options import LoopOptions
 from loops.record import to_record

@@ -8,7 +8,7 @@ import json
 
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
-from loops.assess import judged_alike, word_jaccard
+from loops.judges.assess import judged_alike, word_jaccard
 from loops.options import LoopOptions
 from loops.record import REJUDGED_KEY, candidate_record, dimension_scores
 from rubrics.checklist import Evaluation

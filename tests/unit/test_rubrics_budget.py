@@ -11,8 +11,8 @@ import pytest
 
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
-from loops.assess import assess_schema
-from loops.holistic import holistic_schema
+from loops.judges.assess import assess_schema
+from loops.judges.holistic import holistic_schema
 from loops.reflection import reflection_schema
 from rubrics.agents import AxialDimension, Candidate, _Task
 from rubrics.budget import (

@@ -17,7 +17,10 @@ from app.admin.ui.charts import Point, trajectory_chart
 from loops.record import (
     CONFORMED_KEY,
     LOOPING_KEY,
+    RETRIED_KEY,
+    SAME_AS_KEY,
     SHRUNK_KEY,
+    UNSUPPORTED_KEY,
     answer_of,
     dimension_scores,
     stored_checks,
@@ -86,6 +89,7 @@ class CandidateView:
     shrunk: bool = False
     looping: bool = False
     conformed: tuple[str, ...] = ()   # check kinds met in code on the model's text
+    notes: tuple[str, ...] = ()       # how it was judged: once for its text, asked again...
 
     @property
     def checks_passed(self) -> int:
@@ -156,7 +160,21 @@ def candidate_view(c: CandidateRecord, dims: Sequence[DimensionView], best: bool
                          c.text, scores, _text(reflection.get("summary")), items, checks,
                          bool((c.scores or {}).get(SHRUNK_KEY)),
                          bool((c.scores or {}).get(LOOPING_KEY)),
-                         tuple(map(_text, (c.scores or {}).get(CONFORMED_KEY) or ())))
+                         tuple(map(_text, (c.scores or {}).get(CONFORMED_KEY) or ())),
+                         candidate_notes(c.scores or {}))
+
+
+def candidate_notes(scores: dict[str, Any]) -> tuple[str, ...]:
+    """What the reserved marks of a stored candidate say, in words."""
+    notes = []
+    if scores.get(SAME_AS_KEY) is not None:
+        notes.append(f"The same text as #{scores[SAME_AS_KEY]}: its judgement is reused, not "
+                     "asked again.")
+    if scores.get(RETRIED_KEY):
+        notes.append("The reviser first gave its parent back unchanged and was asked again.")
+    if scores.get(UNSUPPORTED_KEY):
+        notes.append("The judge scored it higher without quoting it: the gain is not counted.")
+    return tuple(notes)
 
 
 def loop_chart(record: LoopRecord, threshold: float | None) -> Markup:

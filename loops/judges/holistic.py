@@ -21,8 +21,8 @@ from llm.errors import UpstreamError
 from llm.schemas import EVIDENCE_CHARS
 from llm.structured import AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
-from loops.assess import Assessment
 from loops.checklists import Resolved
+from loops.judges.assess import Assessment
 from loops.prompting import Attempt, language_rule, template
 from loops.reflection import Reflected
 from loops.trace import Reflection, ReflectionItem
@@ -74,7 +74,7 @@ RESOLVED = Resolved(SCALE, "none", None)  # type: ignore[arg-type]
 
 
 class HolisticAssessor:
-    """`loops.assess.Assessor`'s interface, judging the whole text on `SCALE`."""
+    """`loops.judges.assess.Assessor`'s interface, judging the whole text on `SCALE`."""
 
     def __init__(self, judge: Backend, params: ChatParams, retries: int = 2) -> None:
         self.judge = judge

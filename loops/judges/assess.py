@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import Field
 
 from llm.base import Backend, JsonSchema
+from llm.errors import ContextOverflow
 from llm.schemas import EVIDENCE_CHARS, array, clip, obj, text
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from llm.types import ChatParams, Message, Usage
@@ -33,8 +34,8 @@ from loops.trace import Reflection
 from rubrics.budget import SENTENCE, fitted
 from rubrics.checklist import Checklist, Evaluation, name_key
 from rubrics.checks import CheckOutcome
-from rubrics.evaluate import Judged, evaluate, flag_unquoted, joint_schema
-from rubrics.evidence import retry_note
+from rubrics.evaluate import Judged, evaluate, flag_unquoted, joint_schema, without_bands
+from rubrics.evidence import FLAG, retry_note
 
 ALIKE_BELOW = 0.8  # word-level Jaccard under which two texts differ substantially
 _WORD = re.compile(r"\w+")
@@ -73,6 +74,15 @@ def contrast_note(earlier_text: str, earlier: Evaluation, text: str, lines: int 
         added="\n".join(f"- {x}" for x in added) or "- (nothing)").strip()
 
 
+def unsupported(evaluation: Evaluation | None) -> bool:
+    """Most of the judgement's evidence is not found in the text it judged (flagged after the
+    judge was asked again): its scores justify nothing."""
+    if evaluation is None or not evaluation.scores:
+        return False
+    flagged = sum(s.evidence.startswith(FLAG) for s in evaluation.scores)
+    return flagged * 2 > len(evaluation.scores)
+
+
 class AssessOut(AnswerModel):
     scores: dict[str, Judged] = Field(min_length=1)
     summary: str
@@ -107,6 +117,8 @@ class Assessment:
     calls: int
     reflect_usage: Usage = Usage()
     reflect_calls: int = 0
+    error: str | None = None   # why there is no evaluation
+    compact: bool = False      # judged on the rubric without its bands (the full one overflowed)
 
     def score(self, checklist: Checklist) -> float | None:
         return self.evaluation.normalised(checklist) if self.evaluation is not None else None
@@ -123,15 +135,29 @@ class Assessor:
 
     async def assess(self, query: Sequence[Message], text: str, checklist: Checklist,
                      want_reflection: bool, contrast: str = "") -> Assessment:
-        """`contrast` (`contrast_note`) goes after the text when the judge is asked again."""
+        """`contrast` (`contrast_note`) goes after the text when the judge is asked again. A
+        judge prompt longer than the model's context is sent again with the rubric's band
+        descriptions left out (`compact`); when that does not fit either, ContextOverflow."""
+        try:
+            return await self._assess(query, text, checklist, want_reflection, contrast)
+        except ContextOverflow:
+            bare = without_bands(checklist)
+            a = await self._assess(query, text, bare, want_reflection, contrast)
+            evaluation = None if a.evaluation is None else a.evaluation.rebanded(checklist)
+            return replace(a, evaluation=evaluation, compact=True)
+
+    async def _assess(self, query: Sequence[Message], text: str, checklist: Checklist,
+                      want_reflection: bool, contrast: str) -> Assessment:
         if self.fuse and want_reflection:
             return await self._fused(query, text, checklist, contrast)
         result = await evaluate(self.judge, query, text, checklist, self.params, mode=self.mode,
                                 retries=self.retries, contrast=contrast)
         # A degraded evaluation scored some dimensions at their minimum by default: not a
         # judgement the loop may keep or discard a text on.
-        evaluation = None if result.degraded else result.evaluation
-        return Assessment(evaluation, None, result.usage, result.calls)
+        if result.degraded:
+            return Assessment(None, None, result.usage, result.calls,
+                              error="some dimensions were never scored")
+        return Assessment(result.evaluation, None, result.usage, result.calls)
 
     async def _fused(self, query: Sequence[Message], text: str, checklist: Checklist,
                      contrast: str = "") -> Assessment:
@@ -154,7 +180,7 @@ class Assessor:
                            AssessOut, accept, retries=self.retries, schema=schema)
         value = answer.value if answer.value is not None else (held[0] if held else None)
         if value is None:
-            return Assessment(None, None, answer.usage, answer.calls)
+            return Assessment(None, None, answer.usage, answer.calls, error=answer.error)
         evaluation, critique = value
         return Assessment(evaluation, critique, answer.usage, answer.calls)
 
