@@ -29,15 +29,11 @@ from rubrics.checks.phrasings.common import (
     Build,
     _count,
     _flag,
-    _forbidden,
-    _forbidden_bare,
-    _keywords,
     _length,
     _marked_sections,
     _numbers,
     _unit_range,
     _units,
-    _word_times,
     _words,
     relation_of,
 )
@@ -48,23 +44,20 @@ from rubrics.checks.phrasings.short import (
     _BULLETS_EN,
     _LIST_VERBS_EN,
     _NOT_RANGE_EN,
-    _QUOTE_LIST,
     _TIMES_EN,
     _WHOLE_EN,
     _ZH_BULLETS,
     _ZH_ITEM,
     _ZH_NUMBERED,
     PART_OF,
-    _forbidden_quoted,
     _hyphen_units,
-    _keyword_times,
-    _keyword_zh,
     _letter_times,
     _limited,
     _list_items,
     _units_bounded,
     _zh_sentences,
 )
+from rubrics.checks.phrasings.words import RULES as WORD_RULES
 
 # --- Chinese -------------------------------------------------------------------------------
 _ZN = rf"({ZH_NUMBER})"
@@ -121,8 +114,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range),
     (rf"\b({EN_NUMBER})\s+sections?[^\n]{{0,80}}?mark(?:ed)?\s+(?:the\s+beginning\s+of\s+each"
      rf"\s+section\s+)?with\s+['\"]?([A-Za-z]+)\s+X", _marked_sections),
-    (rf"\b(?:the\s+)?(?:word|keyword|phrase)\s+{_QUOTED}\s+(?:should|must|needs?\s+to)\s+"
-     rf"appear\s+({_QUALIFIER_EN})?\s*({EN_NUMBER})\s+times?", _word_times),
     (rf"\bthe\s+letter\s+['\"]?([a-z])['\"]?\s+(?:should|must)\s+appear\s+({_QUALIFIER_EN})?\s*"
      rf"({EN_NUMBER})\s+times?", lambda m: _count(
          "letter_frequency", relation_of(m.group(2) or ""), to_int(m.group(3)),
@@ -151,13 +142,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      _hyphen_units),
     (rf"\b(?:limit|keep|restrict|cap)\s+(?:{_WHOLE_EN})\s+to\s+(?:just\s+|only\s+)?"
      rf"(?P<n>{EN_NUMBER})\s+(?P<unit>words?|{_UNIT_EN[1:-1]})\b", _limited),
-    (r"(?<!\bnot\s)(?<!n't\s)(?<!\bnever\s)(?<!\bwithout\s)(?<!\bavoid\s)(?<!\bfrom\s)"
-     r"\b(?:include|use|using|mention|repeat|incorporate|contain|containing|feature)\s+"
-     rf"(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?)\s*:?\s*(?P<words>{_QUOTE_LIST})"
-     rf"(?:\s*,?\s+{_TIMES_EN})?", _keyword_times),
-    (rf"\b(?:the\s+)?(?:key\s*)?(?:word|term|phrase)\s+(?P<words>{_QUOTE_LIST})\s+(?:(?:should|"
-     r"must|needs?\s+to|has\s+to|to)\s+)?(?:appears?|occurs?|(?:be|is)\s+used|shows?\s+up)\s+"
-     rf"{_TIMES_EN}", _keyword_times),
     (r"\b(?:the\s+)?letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+(?:(?:should|must|needs?\s+to|"
      r"has\s+to|to|will)\s+)?(?:appears?|occurs?|(?:be|is)\s+used|shows?\s+up)\s+"
      rf"{_TIMES_EN}", _letter_times),
@@ -170,29 +154,10 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"cannot|can't)\s+(?:use|include|contain|put|add|have)|refrain\s+from\s+using)\s+"
      r"(?:(?:any|using|the\s+use\s+of|a\s+single|a)\s+)*commas?\b|\bcomma-free\b",
      _flag("no_commas")),
-    (r"\b(?:without(?:\s+(?:using|mentioning|saying|including))?|avoid(?:ing)?(?:\s+(?:using|"
-     r"mentioning))?|exclude|excluding|refrain\s+from\s+(?:using|mentioning)|(?:must|should|do|"
-     r"does|can)\s*(?:not|n't)\s+(?:use|include|contain|mention|say)|never\s+(?:use|mention|say)"
-     r"|not\s+(?:use|include|contain|mention))\s+(?:the\s+|any\s+(?:of\s+the\s+)?)?(?:key\s*)?"
-     rf"(?:words?|terms?|phrases?)\s*:?\s*(?P<words>{_QUOTE_LIST})", _forbidden_quoted),
-    (rf"\b(?:the\s+)?(?:key\s*)?(?:words?|terms?|phrases?)\s+(?P<words>{_QUOTE_LIST})\s+"
-     r"(?:(?:should|must|may|can)\s*(?:not|n't)\s+(?:appear|be\s+used)|never\s+appears?)",
-     _forbidden_quoted),
     (r"\b(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
     (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:a\s+|the\s+)?"
      r"(?:valid\s+)?json(?:\s+format|\s+object)?\b", _flag("json")),
-    (r"(?<!not )(?<!n't )\binclude\s+(?:the\s+)?key\s*words?\s*:?\s*"
-     r"((?:[\"'“‘][^\"'”’\n]{1,60}[\"'”’]"
-     r"(?:\s*,\s*|\s+and\s+|\s*,\s*and\s+)?)+)", _keywords),
-    (r"(?<!not )(?<!n't )\binclude\s+(?:the\s+)?key\s*words?\s+"
-     r"((?:[A-Za-z][\w-]*(?:\s*,\s*|\s+and\s+|,\s+and\s+)?)"
-     r"{1,8})\s+in\s+(?:the|your)\s+response", _keywords),
-    (r"\bdo\s+not\s+include\s+(?:the\s+)?key\s*words?\s+((?:[A-Za-z][\w-]*(?:\s*,\s*|\s+or\s+|"
-     r"\s+and\s+)?){1,8})\s+in\s+(?:the|your)\s+response", _forbidden_bare),
-    (r"\b(?:do\s+not|don't|never|avoid)\s+(?:use|include|mention|using)\s+(?:the\s+)?"
-     r"(?:words?|key\s*words?|phrases?|terms?)\s*:?\s*((?:[\"'“‘][^\"'”’\n]{1,60}[\"'”’]"
-     r"(?:\s*,\s*|\s+(?:or|and)\s+|\s*,\s*(?:or|and)\s+)?)+)", _forbidden),
     # Chinese lengths in characters
     (rf"{_ZN}\s*(?:{_ZH_CHARS})?\s*(?:-|–|—|~|～|〜|到|至)\s*{_ZN}\s*{_ZH_CHARS}",
      _zh_chars("between")),
@@ -212,7 +177,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"个章节|个小标题|段|句话)", _zh_units),
     (rf"(?:分为|分成|包含|包括|按|按照|要求|涵盖)[^。；\n]{{1,60}}?(?<![每第]){_ZN}\s*(个部分|个板块|"
      r"大板块|个章节)", _zh_units),
-    (r"((?:[‘'“\"][^’'”\"\n]{1,20}[’'”\"][、，,和及与]?\s*)+)等?(?:关键词|关键字)", _keywords),
     (rf"{_NOT_RANGE}(?<![第每])(?:(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})\s*)?(?P<n>{ZH_NUMBER})\s*"
      rf"{_ZH_ITEM}(?!\s*(?:{_ZH_BULLETS}|{_ZH_NUMBERED}))[^。；！？\n]{{0,30}}?"
      rf"(?P<list>{_ZH_BULLETS}|{_ZH_NUMBERED})", _list_items),
@@ -222,13 +186,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      _list_items),
     (rf"(?:(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})|用|以|限|仅用|只用|控制在)\s*(?P<n>{ZH_NUMBER})\s*"
      r"句话(?P<within>以内|之内|以下)?", _zh_sentences),
-    (r"(?:包含|包括|使用|出现|提到|提及|融入|带有|含有|加入)(?:以下)?(?:关键词|关键字|词语|词汇)"
-     rf"[：:]?\s*(?P<words>{_QUOTE_LIST})(?:\s*(?:这个词|一词|等词)?\s*(?P<q>{_ZH_AT_LEAST}|"
-     rf"{_ZH_AT_MOST})?\s*出现\s*(?P<q2>{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*(?P<n>{ZH_NUMBER})\s*次)?",
-     _keyword_zh),
-    (rf"(?P<words>{_QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词)?\s*(?:在[^。；\n]{{0,8}}中)?\s*"
-     rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*出现\s*(?P<q2>{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*"
-     rf"(?P<n>{ZH_NUMBER})\s*次", _keyword_zh),
     (rf"(?:分为|分成|共|{_ZH_DIVIDE})\s*{_ZN}\s*(?:-|–|~|～|到|至)\s*{_ZN}\s*个?(?:自然)?"
      r"(?:段落|段)",
      lambda m: _count("paragraph_count", "between", *_numbers(m)[:2], divider=None)),
@@ -236,15 +193,13 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     (r"不(?:要|能|得)?(?:使用|用|出现|包含|含有)(?:任何)?逗号", _flag("no_commas")),
     (r"(?:避免|禁止|不允许|不许)(?:使用|出现)?(?:任何)?逗号|不(?:能|要|得|可)?(?:带|有|含)逗号",
      _flag("no_commas")),
-    (r"(?:不要|不能|不得|禁止|避免|不可|切勿|请勿)(?:使用|出现|提到|提及|包含|用)(?:以下)?"
-     rf"(?:词语|词汇|字眼|关键词|词)?[：:]?\s*(?P<words>{_QUOTE_LIST})", _forbidden_quoted),
     (r"(?:以|用|使用|输出为|返回)\s*JSON\s*(?:格式|形式)?|JSON\s*格式(?:输出|返回|回复)",
      _flag("json")),
 ))
 
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES,
-                                                   *EDGE_RULES, *MARK_RULES)
+                                                   *EDGE_RULES, *MARK_RULES, *WORD_RULES)
 
 
 class _First:

@@ -22,9 +22,8 @@ from rubrics.checks.phrasings.common import (
     _ZH_MORE_THAN,
     Build,
     _count,
-    relation_of,
 )
-from rubrics.checks.phrasings.short import _TIMES_EN, _times, zh_relation_of
+from rubrics.checks.phrasings.short import _TIMES_EN, _times, times_relation, zh_relation_of
 
 _I = re.I | re.S
 _CAPS = (r"(?:capital(?:ized)?\s+letters|capitals|caps|upper[\s-]*case(?:\s+letters)?|"
@@ -63,15 +62,10 @@ def _whole(kind: str) -> Build:
 def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """How many words written all in capitals the response must have."""
     groups = m.groupdict()
-    n = _times(m) if "t" in groups and (groups["t"] or groups.get("n")) else None
-    if n is None:
-        n = to_int(groups["n"]) if groups.get("n") else None
-    qualifier = groups.get("q") or {"or more": "at least", "at least": "at least",
-                                     "minimum": "at least", "min": "at least"}.get(
-        " ".join((groups.get("post") or "").lower().split()), "at most" if groups.get("post")
-        else "")
+    n = _times(m) if groups.get("t") else to_int(groups["n"]) if groups.get("n") else None
+    qualifier = groups.get("q") or ""
     relation = zh_relation_of(qualifier) if re.search(r"[\u4e00-\u9fff]", qualifier) \
-        else relation_of(qualifier)
+        else times_relation(m)
     return _count("capital_word_count", relation, n)
 
 

@@ -123,27 +123,12 @@ def _phrase(kind: str) -> Build:
     return lambda m: [(kind, {"phrase": m.group(1).strip()})] if m.group(1).strip() else []
 
 
-def _keywords(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    words = re.findall(r"[\"'“‘]([^\"'”’\n]{1,60})[\"'”’]", m.group(1))
-    if not words:
-        words = [w for w in re.split(r",\s*|\s+and\s+|\s*、\s*|\s*和\s*", m.group(1)) if w]
-    return [("keyword", {"word": w.strip(), "relation": "at least", "n": 1, "upper": None})
-            for w in words if 0 < len(w.split()) <= 4]
 
 
-def _forbidden_bare(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    words = re.split(r"\s*,\s*|\s+or\s+|\s+and\s+", m.group(1).strip())
-    return [("forbidden_word", {"word": w}) for w in words if w]
 
 
-def _word_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    return _count("keyword", relation_of(m.group(2) or ""), to_int(m.group(3)),
-                  word=m.group(1).strip())
 
 
-def _forbidden(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    words = re.findall(r"[\"'“‘]([^\"'”’\n]{1,60})[\"'”’]", m.group(1))
-    return [("forbidden_word", {"word": w.strip()}) for w in words]
 
 
 # Chinese qualifiers of a count

@@ -29,17 +29,21 @@ _TIMES = {"once": 1, "twice": 2, "thrice": 3}
 PART_OF = {"uppercase": frozenset({"capital_word_count"})}
 # one quoted word or phrase, quotes paired; a list of them joined by commas, "and", "or", 、
 # (an apostrophe inside a word, "Here's", does not close a single quote, nor open one)
-_SINGLE = r"(?<!\w)'((?:[^'\n]|(?<=\w)'(?=\w)){1,80})'(?!\w)"
-_CURLY_SINGLE = r"‘((?:[^’\n]|(?<=\w)’(?=\w)){1,80})’"
+_SINGLE = r"(?<![A-Za-z0-9])'((?:[^'\n]|(?<=[A-Za-z])'(?=[A-Za-z])){1,80})'(?![A-Za-z0-9])"
+_CURLY_SINGLE = r"‘((?:[^’\n]|(?<=[A-Za-z])’(?=[A-Za-z])){1,80})’"
 _QUOTE_ITEM = (r"(?:\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|" + _SINGLE.replace("((", "(?:(") + "|"
                + _CURLY_SINGLE.replace("((", "(?:(") + r"|「[^」\n]{1,80}」|『[^』\n]{1,80}』)")
 _QUOTE_INSIDE = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|" + _SINGLE + "|"
                            + _CURLY_SINGLE + r"|「([^」\n]{1,80})」|『([^』\n]{1,80})』")
 _QUOTE_LIST = (rf"{_QUOTE_ITEM}(?:(?:\s*[,，、]\s*|\s+(?:or|and|nor)\s+|\s*,\s*(?:or|and|nor)\s+|"
-               rf"\s*[和或及与]\s*){_QUOTE_ITEM})*")
-# a count of occurrences: "3 times", "at least once", "twice"
-_TIMES_EN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?:(?P<n>{EN_NUMBER})\s+times?\b|"
-             r"(?P<t>once|twice|thrice)\b)")
+               rf"\s*[和或及与]\s*|\s*){_QUOTE_ITEM})*")
+# a count of occurrences: "3 times", "at least once", "twice", "twice or more", "5 or more
+# times", "3 times max"
+_TIMES_EN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?:(?P<n>{EN_NUMBER})(?P<more>\s+or\s+(?:more|"
+             r"fewer|less))?\s+times?\b|(?P<t>once|twice|thrice)\b)(?P<post>\s+or\s+(?:more|"
+             r"fewer|less)\b|\s+(?:at\s+(?:least|most)|max(?:imum)?|min(?:imum)?|tops)\b)?")
+_POST_RELATION = {"or more": "at least", "at least": "at least", "minimum": "at least",
+                  "min": "at least"}
 # a number that is not the end of a range ("3-5 bullets", "between 3 and 5 bullets")
 _NOT_RANGE_EN = r"(?<![-–—~/\d])(?<!\bto\s)(?<!\bor\s)(?<!\band\s)"
 # a thing said of each of several: "a one-sentence caption for each photo"
@@ -72,22 +76,23 @@ def _times(m: re.Match[str]) -> int | None:
     return _TIMES[m.group("t").lower()] if m.group("t") else None
 
 
-def _keyword_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each quoted word must appear: at least once, or as often as the request says."""
-    n = _times(m)
-    relation = relation_of(m.group("q") or "") if n is not None else "at least"
-    return [check for word in quoted_words(m.group("words"))
-            for check in _count("keyword", relation, 1 if n is None else n, word=word)]
+def times_relation(m: re.Match[str]) -> str:
+    """The relation an occurrence phrase states: its qualifier before ("at least 3 times") or
+    after ("twice or more", "3 times max"), else exactly."""
+    groups = m.groupdict()
+    if groups.get("q"):
+        return relation_of(groups["q"])
+    post = " ".join((groups.get("more") or groups.get("post") or "").lower().split())
+    return _POST_RELATION.get(post, "at most") if post else "exactly"
 
 
-def _forbidden_quoted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each quoted word must not appear."""
-    return [("forbidden_word", {"word": word}) for word in quoted_words(m.group("words"))]
+
+
 
 
 def _letter_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """How often one letter must appear."""
-    return _count("letter_frequency", relation_of(m.group("q") or ""), _times(m),
+    return _count("letter_frequency", times_relation(m), _times(m),
                   letter=m.group("letter").lower())
 
 
@@ -152,11 +157,3 @@ def _zh_sentences(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     relation = "at most" if m.group("within") else zh_relation_of(m.group("q") or "")
     return _count("sentence_count", relation, to_int(m.group("n")))
 
-
-def _keyword_zh(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each quoted word must appear: at least once, or as often as "出现N次" says."""
-    groups = m.groupdict()
-    n = to_int(groups["n"]) if groups.get("n") else None
-    relation = zh_relation_of(groups.get("q") or groups.get("q2") or "") if n else "at least"
-    return [check for word in quoted_words(m.group("words"))
-            for check in _count("keyword", relation, n or 1, word=word)]

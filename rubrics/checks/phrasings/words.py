@@ -1,0 +1,203 @@
+"""The ways a request names words its response must or must not use: a verb of using and its
+words ("include the keywords a, b and c", "mention 'X' at least 3 times", "work the word 'X'
+into the story"), whose polarity a negation before the verb turns ("do not use the words bark,
+woof, or puppy", "you are not allowed to use ...", "without using the word ..."); verbs that
+forbid by themselves ("avoid the words ...", "exclude ..."); the word as a subject ("the word
+galaxy should appear at least 4 times", "the words 'x' and 'y' must not appear"); labelled lists
+("Keywords: ...", "Banned words: ..."); and the Chinese forms ("至少出现3次", "不得出现…",
+"文中需要提到“…”和“…”两个关键词"); package-internal.
+
+Words are quoted, or bare after a noun that names them ("the words happy or sad"), each a
+keyword or forbidden word of its own. A word the request asks about ("write about the word
+'never'", "what does 'X' mean"), quoted as an example, or that a character must avoid ("a game
+where players must avoid saying 'yes'") is no check."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.common import _QUALIFIER_EN, _ZH_AT_LEAST, _ZH_AT_MOST, Build, _count
+from rubrics.checks.phrasings.short import (
+    _QUOTE_LIST,
+    _TIMES_EN,
+    _times,
+    quoted_words,
+    times_relation,
+    zh_relation_of,
+)
+
+_I = re.I | re.S
+# words that end a bare list or cannot be a bare word: "the words happy or sad in the response"
+_STOP = (r"(?:and|or|nor|in|into|to|at|on|of|for|from|with|within|throughout|anywhere|when|"
+         r"while|as|the|a|an|your|my|this|that|these|those|response|answer|reply|text|times?|once|"
+         r"twice|thrice|least|most|more|less|fewer|than|please|so|because|since|if|but|then|also|"
+         r"again|even|any|all|each|every|exactly|no|not|is|are|be|should|must|will|can|may|"
+         r"appear|appears|used|whatsoever|either|neither|only|etc|you|i|we|they|he|she|it|them|"
+         r"us|me|their|our|his|her|its|which|who|whose|following|like|such|about|more)")
+_BARE_WORD = rf"(?!{_STOP}\b)[A-Za-z][\w'’-]*"
+_BARE_ITEM = rf"{_BARE_WORD}(?:\s+{_BARE_WORD})?"
+# after a bare list: the end of the sentence or a word that cannot belong to the list
+_BARE_END = (r"(?=\s*(?:[.,;:!?)\n]|$)|\s+(?:in|into|to|at|anywhere|throughout|within|when|while|"
+             rf"please|so|because|from|more|less|fewer|exactly|{EN_NUMBER}\b|{_QUALIFIER_EN}|"
+             r"once|twice|thrice|should|must|may|can|will|is|are|appears?|occurs?|shows?|be|"
+             r"anymore|at\s+all|whatsoever|ever)\b)")
+_BARE_LIST = (rf"{_BARE_ITEM}(?:(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+)"
+              rf"{_BARE_ITEM}){{0,9}}{_BARE_END}")
+_BARE_ONE = rf"{_BARE_WORD}{_BARE_END}"
+_NOUN = r"(?:key\s*)?(?:words?|terms?|phrases?|keywords?|expressions?)\b"
+_USE = (r"(?:use|using|uses|include|including|includes|mention|mentioning|mentions|say|saying|"
+        r"write|writing|repeat|incorporate|incorporating|contain|containing|contains|feature|"
+        r"featuring|work|weave|slip|fit|insert|add|put|employ|utili[sz]e|integrate|have|has|"
+        r"state|drop|get|bring|sprinkle|name|reference|cite)")
+# a negation before the verb, in the same clause: "do not", "you are not allowed to", "never"
+_NEGATED = re.compile(
+    r"\b(?:not(?!\s+(?:only|just|forget))|never(?!\s+forget)|no(?!\s+(?:more|less|fewer|longer|"
+    r"later|matter|sooner))|without|cannot|avoid(?:ing)?|refrain(?:ing)?\s+from|forbidden\s+to|"
+    r"prohibited\s+from|banned\s+from|instead\s+of)\b[^.;!?\n]{0,40}$"
+    r"|n't(?!\s+forget)\s+(?:\w+\s+){0,4}$", re.I)
+_CLAUSE_CUT = re.compile(r"[.;!?\n]|\b(?:and|but|then|also|while|so)\b(?!\s+(?:not|never))",
+                         re.I)
+# someone other than the writer who must use or avoid the word: "players must avoid saying"
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:players?|characters?|people|someone|somebody|everyone|nobody|kids|children|"
+    r"students|users|customers|he|she|they|the\s+(?:hero|villain|narrator|character|player|"
+    r"speaker|protagonist))\b[^.;!?\n]*$", re.I)
+_ZH_NEGATION = (r"(?:不要|不能|不得|禁止|避免|不可|切勿|请勿|严禁|不允许|不准|不许|勿|切忌|杜绝|"
+                r"不应|不宜|别)")
+_ZH_NEGATED = re.compile(rf"{_ZH_NEGATION}\s*$")
+_ZH_NOUN = r"(?:关键词|关键字|词语|词汇|字眼|词组|短语|这个词|一词|等词|这些词|词)"
+
+
+def _clause_before(m: re.Match[str]) -> str:
+    """The words of the match's clause before it: from the last sentence end or conjunction."""
+    before = m.string[max(0, m.start() - 80):m.start()]
+    cuts = list(_CLAUSE_CUT.finditer(before))
+    return before[cuts[-1].end():] if cuts else before
+
+
+def _words_of(m: re.Match[str]) -> list[str]:
+    groups = m.groupdict()
+    if groups.get("words"):
+        return quoted_words(groups["words"])
+    bare = groups.get("bare") or ""
+    return [w.strip() for w in re.split(r"\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+",
+                                        bare) if w.strip()]
+
+
+def _used(polarity: str) -> Build:
+    """Each word must appear (as often as the request says, once if it says nothing), or must
+    not; a negation before the verb turns "use" into "must not use"."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        clause = _clause_before(m)
+        if _SOMEONE_ELSE.search(clause):
+            return []
+        negated = polarity == "forbid" or polarity == "use" and bool(_NEGATED.search(clause)) \
+            or bool(m.groupdict().get("neg"))
+        words = _words_of(m)
+        if negated:
+            return [("forbidden_word", {"word": w}) for w in words]
+        n = _times(m) if "t" in m.groupdict() else None
+        relation = times_relation(m) if n is not None else "at least"
+        return [check for w in words for check in _count("keyword", relation, n or 1, word=w)]
+    return build
+
+
+def _instances(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """"at least 3 instances of the word X": the count comes before the word."""
+    qualifier = m.group("q") or ""
+    relation = times_relation(m) if qualifier else "exactly"
+    return [check for w in _words_of(m)
+            for check in _count("keyword", relation, to_int(m.group("n")), word=w)]
+
+
+def _zh_used(polarity: str) -> Build:
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        words = quoted_words(m.group("words"))
+        if polarity == "use" and _ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start()):
+            return []
+        if polarity == "forbid":
+            return [("forbidden_word", {"word": w}) for w in words]
+        groups = m.groupdict()
+        n = to_int(groups["n"]) if groups.get("n") else None
+        relation = zh_relation_of(groups.get("q") or groups.get("q2") or "") if n else "at least"
+        return [check for w in words for check in _count("keyword", relation, n or 1, word=w)]
+    return build
+
+
+_TIMES = rf"(?:\s*,?\s+(?:in\s+(?:your|the)\s+\w+\s+)?{_TIMES_EN})?"
+_APPEAR = (r"(?:appears?|occurs?|shows?\s+up|(?:be|is)\s+used|(?:be|is)\s+included|(?:be|is)\s+"
+           r"mentioned|features?|comes?\s+up|(?:be|is)\s+present)")
+_MODAL = r"(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|ought\s+to|will|shall|to|can|may)"
+_ZH_Q = rf"(?:{_ZH_AT_LEAST}|{_ZH_AT_MOST})"
+
+_RULES: tuple[tuple[str, Build], ...] = (
+    # a verb of using and its words: "include the keywords a, b and c", "use the word love
+    # fewer than 3 times", "mention 'blockchain' at least 3 times", "don't say 'awesome'"
+    (rf"\b{_USE}\s+(?:(?:each|all|both|any)\s+of\s+)?(?:the\s+|these\s+|those\s+|this\s+|"
+     rf"following\s+)*(?:following\s+)?{_NOUN}\s*:?\s*(?P<words>{_QUOTE_LIST})"
+     rf"{_TIMES}", _used("use")),
+    (rf"\b{_USE}\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*(?P<bare>{_BARE_LIST})"
+     rf"(?:\s+in\s+(?:your|the)\s+(?:entire\s+)?\w+)?{_TIMES}", _used("use")),
+    (rf"\b{_USE}\s+(?:each|all|every\s+one|both)\s+of\s+(?:these|the\s+following)\s+{_NOUN}\s*"
+     rf"(?:{_TIMES_EN}\s*)?:\s*(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))",
+     _used("use")),
+    (rf"\b(?:use|using|mention|mentioning|include|including|repeat|repeating|say|saying|write|"
+     rf"feature|featuring|name)\s+(?P<words>{_QUOTE_LIST})\s*,?"
+     rf"\s+{_TIMES_EN}", _used("use")),
+    (rf"\b(?:use|mention|include|say|write|name)\s+(?P<words>{_QUOTE_LIST})\s+(?:somewhere\s+)?"
+     r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
+     r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use")),
+    (rf"(?P<neg>\b(?:do\s+not|don't|never|must\s+not|mustn't|should\s+not|shouldn't|cannot|"
+     rf"can't|please\s+don't))\s+(?:ever\s+)?(?:use|say|write|mention|include)\s+"
+     rf"(?P<words>{_QUOTE_LIST})", _used("use")),
+    # verbs that forbid by themselves: "avoid the words 'very' and 'really'", "exclude ..."
+    (rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban|skip|steer\s+clear\s+of|"
+     rf"refrain\s+from|stay\s+away\s+from)\s+(?:(?:using|saying|mentioning|writing|including|"
+     rf"the\s+use\s+of)\s+)?(?:(?:the|any|these|all)\s+(?:of\s+the\s+)?)?(?:{_NOUN}\s*:?\s*"
+     r"(?:(?:like|such\s+as)\s+)?)?"
+     rf"(?P<words>{_QUOTE_LIST})", _used("forbid")),
+    (rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban)\s+(?:(?:using|saying|mentioning|"
+     rf"writing)\s+)?(?:(?:the|any|these)\s+)?{_NOUN}\s*:?\s*(?P<bare>{_BARE_LIST})",
+     _used("forbid")),
+    # the word as a subject: "the word galaxy should appear at least 4 times", "the words 'x'
+    # and 'y' must not appear", "'x' is banned"
+    (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:{_MODAL}\s+)?"
+     rf"(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+\w+\s+)?{_TIMES_EN}", _used("use")),
+    (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:(?:should|"
+     r"must|may|can|is\s+to|are\s+to)\s*(?:not|n't)|(?:does|do)\s*(?:not|n't)|never)\s+(?:ever\s+)?"
+     rf"(?:{_APPEAR}|be\s+(?:said|written|mentioned|included|present))", _used("forbid")),
+    (rf"(?:\b(?:the\s+)?{_NOUN}\s+)?(?P<words>{_QUOTE_LIST})\s+(?:is|are)\s+(?:strictly\s+)?"
+     r"(?:forbidden|banned|not\s+allowed|prohibited|off[\s-]limits|taboo|not\s+permitted)",
+     _used("forbid")),
+    # "at least 3 instances of the word 'X'"
+    (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:instances|occurrences|mentions|"
+     rf"uses|repetitions)\s+of\s+(?:the\s+)?(?:{_NOUN}\s+)?(?:(?P<words>{_QUOTE_LIST})|"
+     rf"(?P<bare>{_BARE_ONE}))", _instances),
+    # labelled lists: "Keywords: a, b", "Banned words: 'x', 'y'"
+    (rf"^\s*(?:[-*•]\s*)?(?:required\s+)?(?:key\s*words?|keywords?|must-use\s+words)\s*[:：]\s*"
+     rf"(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("use")),
+    (rf"\b(?:forbidden|banned|prohibited|taboo|excluded|off-limits|blacklisted)\s+{_NOUN}\s*[:：]"
+     rf"\s*(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid")),
+    # Chinese: "包含关键词“a”“b”", "文中需要提到“a”和“b”两个关键词", "'a''b'等关键词"
+    (rf"(?:包含|包括|使用|出现|提到|提及|融入|带有|含有|加入|嵌入|植入|用到|写入|"
+     rf"涵盖|体现)(?:以下|如下)?(?:{_ZH_NOUN})[：:]?\s*(?P<words>{_QUOTE_LIST})(?:\s*(?:这个词|一词|等词)?"
+     rf"\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次)?", _zh_used("use")),
+    (rf"(?:包含|包括|使用|提到|提及|融入|加入|嵌入|植入|用到|写入|涵盖|体现)\s*"
+     rf"(?P<words>{_QUOTE_LIST})\s*(?:等|这|这些|这几|两|三|四|五|几)?(?:个|些)?(?:关键词|关键字|"
+     r"词语|词汇)", _zh_used("use")),
+    (rf"(?P<words>{_QUOTE_LIST})\s*等?(?:关键词|关键字)", _zh_used("use")),
+    (rf"(?P<words>{_QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词|这几个词)?\s*(?:在[^。；\n]{{0,8}}中)?"
+     rf"\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
+    (rf"(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<words>{_QUOTE_LIST})\s*"
+     rf"(?:这个词|一词)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
+    # Chinese, forbidden: "不得出现“第一”这个词", "禁止使用“最好”“第一”等词语"
+    (rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})?[：:]?\s*"
+     rf"(?P<words>{_QUOTE_LIST})", _zh_used("forbid")),
+    (rf"(?P<words>{_QUOTE_LIST})\s*(?:等|这个|这些)?(?:{_ZH_NOUN})?\s*(?:不得|不能|不要|不可|禁止|"
+     r"严禁|不允许|不应)(?:出现|使用)", _zh_used("forbid")),
+)
+
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
+    (re.compile(p, _I | re.M), b) for p, b in _RULES)
