@@ -7,6 +7,7 @@ with no call, so that the loop's gain splits into what code meets and what the r
 
     python -m bench.checks_pass --model /work/models/smollm2 --max-tokens 160 --max-rounds 2
     python -m bench.checks_pass --upstream http://127.0.0.1:8080/v1 --model NAME
+    python -m bench.checks_pass ... --evaluation checks   # scored by the checks, no judge
     python -m bench.checks_pass --rows answers.jsonl     # the summary of an --out file
 
 The labels are what is scored; the loop sees only the request and finds its checks itself
@@ -157,7 +158,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     params = ChatParams(model=name, temperature=0.0, max_tokens=args.max_tokens)
     judge_params = ChatParams(model=name, temperature=0.0, max_tokens=args.judge_max_tokens)
     options = LoopOptions(max_rounds=args.max_rounds, threshold=args.threshold, memory=False,
-                          checklist_mode=args.checklist_mode, conform=not args.no_conform)
+                          checklist_mode=args.checklist_mode, conform=not args.no_conform,
+                          evaluation=args.evaluation)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
     out = args.out.open("a", encoding="utf-8") if args.out else None
     with tempfile.TemporaryDirectory() as tmp:
@@ -191,7 +193,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "queries": len(rows_in), "checks": sum(len(r["checks"]) for r in rows_in),
             "max_tokens": args.max_tokens, "max_rounds": args.max_rounds,
             "threshold": args.threshold, "checklist_mode": args.checklist_mode,
-            "conform": not args.no_conform,
+            "evaluation": args.evaluation, "conform": not args.no_conform,
             **{m: summary(rows[m]) for m in METHODS if rows[m]}}
 
 
@@ -224,6 +226,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--checklist-mode", default="three_agent",
                         choices=("three_agent", "fused"))
+    parser.add_argument("--evaluation", default="joint", choices=("joint", "checks"),
+                        help="checks: the request's own checks score the loop, no judge")
     parser.add_argument("--retries", type=int, default=1)
     parser.add_argument("--no-conform", action="store_true",
                         help="the loop without the exact changes that meet form checks")

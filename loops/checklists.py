@@ -145,6 +145,11 @@ class ChecklistProvider:
         return Resolved(resolved.checklist, source, resolved.id, built.usage, built.calls,
                         built.degraded, cause)
 
+    async def fallback(self, query: Sequence[Message], namespace: str,
+                       cause: Degradation) -> Resolved:
+        """The generic checklist in the request's language, with the pre-pass's checks."""
+        return await self._fallback(query, "fallback", namespace, cause)
+
     async def _fallback(self, query: Sequence[Message], key: str, namespace: str,
                         cause: Degradation) -> Resolved:
         checklist = self.packs.generic(detect_language(target_text(query)))

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from llm.base import Backend
@@ -27,10 +27,10 @@ from llm.conversation import target_text
 from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.answer import best as _best
-from loops.answer import finished, looping, scaffolding, shrank
+from loops.answer import finished, scaffolding
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
-from loops.degradation import Degradation, failed, invalid, with_outcome
-from loops.judges.assess import Assessment, Assessor, contrast_note, judged_alike, unsupported
+from loops.degradation import Degradation, failed, with_outcome
+from loops.judges.assess import Assessor
 from loops.judges.holistic import RESOLVED as HOLISTIC
 from loops.judges.holistic import HolisticAssessor
 from loops.judges.requirements import ChecksAssessor, resolved_for, stated_checks
@@ -38,9 +38,9 @@ from loops.options import LoopOptions
 from loops.prompting import Attempt
 from loops.reflection import with_checks
 from loops.rewrite import UNCHANGED_NOTE, revision_request, rewrite
+from loops.scoring import RunState, Scorer, Stop
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
-from rubrics.checklist import Checklist
-from rubrics.checks import Check, conform, run_checks
+from rubrics.checks import conform
 from store.records import new_id
 
 log = logging.getLogger(__name__)
@@ -56,43 +56,6 @@ class MemoryStep(Protocol):
                      params: ChatParams) -> tuple[str, Completion] | None: ...
 
 
-class _Stop(Exception):
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-
-@dataclass
-class _Run:
-    """The state of one loop while it runs."""
-
-    query: Sequence[Message]
-    params: ChatParams
-    options: LoopOptions
-    assessor: Assessor | HolisticAssessor | ChecksAssessor
-    emit: Emit | None
-    started: float
-    ledger: Ledger
-    checklist: Checklist | None = None     # what the judge scores: the dimensions only
-    checks: tuple[Check, ...] = ()         # what code verifies on every candidate
-    candidates: list[Candidate] | None = None
-    degradations: list[Degradation] = field(default_factory=list)
-
-    async def event(self, name: str, **fields: Any) -> None:
-        if self.emit is not None:
-            await self.emit({"event": name, **fields})
-
-    def degrade(self, found: Degradation) -> None:
-        """Keep why a stage did less than asked (once per stage and cause)."""
-        if not any((d.stage, d.cause) == (found.stage, found.cause) for d in self.degradations):
-            self.degradations.append(found)
-
-    def judged_before(self, text: str) -> Candidate | None:
-        """An evaluated candidate with this very text: one text, one score."""
-        key = text.strip()
-        return next((c for c in self.candidates or () if c.score is not None
-                     and c.text.strip() == key), None)
-
-
 class ReflectionLoop:
     def __init__(self, writer: Backend, judge: Backend, checklists: ChecklistProvider, *,
                  judge_params: ChatParams, memory: MemoryStep | None = None,
@@ -103,6 +66,7 @@ class ReflectionLoop:
         self.judge_params = judge_params
         self.memory = memory
         self.clock = clock
+        self.scorer = Scorer(clock)
         self.retries = retries
 
     async def run(self, query: Sequence[Message], params: ChatParams, options: LoopOptions, *,
@@ -131,7 +95,7 @@ class ReflectionLoop:
                 fixed = await self.checklists.fixed(spec, namespace) if spec else None
             assessor = Assessor(self.judge, self.judge_params, options.evaluation,  # type: ignore[arg-type]
                                 options.fuse_reflection, self.retries)
-        run = _Run(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
+        run = RunState(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
                    candidates=[])
         resolved, y0, recalled, revising = await self._first_draft(run, fixed, namespace)
         if resolved.degradation is not None:
@@ -167,7 +131,7 @@ class ReflectionLoop:
                          self.clock() - run.started, experiences, tuple(query), recalled,
                          degradations)
 
-    async def _first_draft(self, run: _Run, fixed: Resolved | None, namespace: str,
+    async def _first_draft(self, run: RunState, fixed: Resolved | None, namespace: str,
                            ) -> tuple[Resolved, Candidate, Any, asyncio.Future[Any] | None]:
         """Checklist, draft and memory recall, all concurrently; the memory rewrite of the
         draft starts as soon as the draft and the selection are in, while a checklist still
@@ -191,7 +155,7 @@ class ReflectionLoop:
             recalled = await self._recalled(run, recall_task, t0)
             if recalled is not None and recalled.selected:
                 revising = asyncio.ensure_future(self._revise(run, recalled, draft))
-            resolved = fixed or await checklist_task  # type: ignore[misc]
+            resolved = fixed or await self._checklist_in_time(run, checklist_task, namespace)  # type: ignore[arg-type]
         except BaseException:
             for task in (checklist_task, recall_task, revising):
                 if task is not None:
@@ -201,7 +165,23 @@ class ReflectionLoop:
             run.ledger.add("checklist", resolved.usage, resolved.calls, self.clock() - t0)
         return resolved, draft, recalled, revising
 
-    async def _recalled(self, run: _Run, task: asyncio.Future[Any] | None, t0: float) -> Any:
+    async def _checklist_in_time(self, run: RunState, task: asyncio.Future[Resolved],
+                                 namespace: str) -> Resolved:
+        """The checklist being built, within what is left of the loop's time budget; past
+        it, the generic checklist (with the pre-pass's checks), and the cause kept."""
+        budget = run.options.time_budget
+        if budget is None:
+            return await task
+        remaining = budget - (self.clock() - run.started)
+        try:
+            return await asyncio.wait_for(task, max(0.0, remaining))
+        except TimeoutError:
+            cause = Degradation("checklist", "timeout", f"the loop's time budget of {budget:g} s "
+                                "ran out while the checklist was being built",
+                                "used the generic checklist")
+            return await self.checklists.fallback(run.query, namespace, cause)
+
+    async def _recalled(self, run: RunState, task: asyncio.Future[Any] | None, t0: float) -> Any:
         if task is None:
             return None
         try:
@@ -214,7 +194,7 @@ class ReflectionLoop:
         await run.event("recalled", recalled=len(recalled.hits), selected=len(recalled.selected))
         return recalled
 
-    async def _revise(self, run: _Run, recalled: Any, y0: Candidate) -> Candidate | None:
+    async def _revise(self, run: RunState, recalled: Any, y0: Candidate) -> Candidate | None:
         """The draft rewritten with the selected experiences (not yet evaluated)."""
         t0 = self.clock()
         try:
@@ -234,21 +214,21 @@ class ReflectionLoop:
                          latency_ms=(self.clock() - t0) * 1000,
                          finish_reason=completion.finish_reason, scaffolding=leaks)
 
-    async def _apply_memory(self, run: _Run, revising: asyncio.Future[Any], y0: Candidate,
+    async def _apply_memory(self, run: RunState, revising: asyncio.Future[Any], y0: Candidate,
                             experiences: dict[str, Any]) -> tuple[Candidate, bool]:
         """Evaluate the draft while it is (still) being rewritten with the experiences, and
         the rewrite (with the reflection for round 1) alongside the draft's evaluation."""
         run.candidates.append(y0)  # type: ignore[union-attr]  # slot 0, scored below
-        tasks = [asyncio.ensure_future(self._evaluate(run, y0, False, slot=0))]
+        tasks = [asyncio.ensure_future(self.scorer.evaluate(run, y0, False, slot=0))]
         try:
             revised = await revising
             if revised is not None:
                 revised = replace(revised, parent=0)
                 run.candidates.append(revised)  # type: ignore[union-attr]
-                tasks.append(asyncio.ensure_future(self._evaluate(
+                tasks.append(asyncio.ensure_future(self.scorer.evaluate(
                     run, revised, run.options.max_rounds > 0, slot=1)))
             done = await asyncio.gather(*tasks)
-        except _Stop:
+        except Stop:
             # the draft's or the rewrite's evaluation failed (its cause is kept): the rounds
             # see an unscored draft and stop there
             return y0, True
@@ -260,12 +240,12 @@ class ReflectionLoop:
         # A memory rewrite that dropped most of the draft is not followed either.
         return (done[0] if done[-1].shrunk else done[-1]), True
 
-    async def _rounds(self, run: _Run, first: Candidate, evaluated: bool) -> tuple[str, int]:
+    async def _rounds(self, run: RunState, first: Candidate, evaluated: bool) -> tuple[str, int]:
         opts = run.options
         strict = opts.evaluation == "checks"
         try:
             async with self._time_limit(run):
-                current = first if evaluated else await self._evaluate(
+                current = first if evaluated else await self.scorer.evaluate(
                     run, first, want_reflection=opts.max_rounds > 0)
                 if current.score is None:
                     return "degraded", 0
@@ -280,7 +260,7 @@ class ReflectionLoop:
                 if finished(_best(run.candidates or [], strict=strict), opts.threshold):
                     return "threshold", opts.max_rounds
                 return "max_rounds", opts.max_rounds
-        except _Stop as stop:
+        except Stop as stop:
             return stop.reason, max((c.round for c in run.candidates or []), default=0)
         except RedraftError as exc:
             # An upstream failure mid-loop: the best text so far is still a good answer.
@@ -288,23 +268,30 @@ class ReflectionLoop:
             return "degraded", max((c.round for c in run.candidates or []), default=0)
 
     @contextlib.asynccontextmanager
-    async def _time_limit(self, run: _Run):  # type: ignore[no-untyped-def]
+    async def _time_limit(self, run: RunState):  # type: ignore[no-untyped-def]
         if run.options.time_budget is None:
             yield
             return
-        remaining = run.options.time_budget - (self.clock() - run.started)
+        budget = run.options.time_budget
+        remaining = budget - (self.clock() - run.started)
         try:
-            async with asyncio.timeout(max(0.0, remaining)):
+            if remaining <= 0:
+                raise TimeoutError
+            async with asyncio.timeout(remaining):
                 yield
         except TimeoutError:
-            raise _Stop("budget") from None
+            if not any(c.score is not None for c in run.candidates or ()):
+                # cut before any text was scored: the loop did not run, and says so
+                run.degrade(Degradation("evaluate", "timeout", f"the loop's time budget of "
+                                        f"{budget:g} s ran out before the draft was scored", ""))
+            raise Stop("budget") from None
 
-    def _check_budget(self, run: _Run) -> None:
+    def _check_budget(self, run: RunState) -> None:
         budget = run.options.token_budget
         if budget is not None and run.ledger.total.total_tokens >= budget:
-            raise _Stop("budget")
+            raise Stop("budget")
 
-    async def _round(self, run: _Run, t: int, current: Candidate,
+    async def _round(self, run: RunState, t: int, current: Candidate,
                      history: list[Attempt]) -> Candidate | None:
         critique = current.critique
         if critique is None:
@@ -315,7 +302,7 @@ class ReflectionLoop:
                     history, current.checks)
             except RedraftError as exc:
                 run.degrade(failed("reflect", exc))
-                raise _Stop("degraded") from None
+                raise Stop("degraded") from None
             run.ledger.add("reflect", reflected.usage, reflected.calls, self.clock() - t0)
             critique = reflected.reflection
         # Failed checks are measured, not judged: they enter the reflection as items first.
@@ -334,7 +321,7 @@ class ReflectionLoop:
         if all(c.same_as == current.position for c in scored):
             # Asked twice, the reviser gave the text back unchanged: another round would
             # only ask the same again.
-            raise _Stop("unchanged")
+            raise Stop("unchanged")
         newest = _best(scored)
         if newest.shrunk:
             # A rewrite that dropped most of the text is not followed: the next round revises
@@ -346,7 +333,7 @@ class ReflectionLoop:
         history.append(Attempt(t, critique.summary, current.score or 0.0, newest.score or 0.0))
         return newest
 
-    async def _child(self, run: _Run, t: int, parent: Candidate, critique: Any,
+    async def _child(self, run: RunState, t: int, parent: Candidate, critique: Any,
                      history: list[Attempt], want_reflection: bool) -> Candidate:
         """One rewrite of `parent`, evaluated. A rewrite that gives the text back unchanged
         (once the exact changes are made) is asked once more with a firmer instruction; the
@@ -366,9 +353,9 @@ class ReflectionLoop:
                           finish_reason=completion.finish_reason, scaffolding=leaks,
                           conformed=met, retried=retried)
         await run.event("rewritten", round=t, scaffolding=len(leaks))
-        return await self._evaluate(run, child, want_reflection)
+        return await self.scorer.evaluate(run, child, want_reflection)
 
-    async def _rewritten(self, run: _Run, parent: Candidate,
+    async def _rewritten(self, run: RunState, parent: Candidate,
                          request: str) -> tuple[str, Completion, tuple[str, ...]]:
         """The reviser's text with the exact changes made, its completion, the kinds met."""
         t0 = self.clock()
@@ -383,94 +370,6 @@ class ReflectionLoop:
         if run.options.conform and run.checks:
             text, met = conform(text, run.checks)
         return text, completion, met
-
-    async def _evaluate(self, run: _Run, cand: Candidate, want_reflection: bool,
-                        slot: int | None = None) -> Candidate:
-        """Score `cand` and add it to the loop's candidates (at `slot` when one was kept for
-        it, so that concurrent evaluations keep their order). The checks an exact change
-        meets are met first (`LoopOptions.conform`): the judge scores the text answered. A
-        text already judged in this loop keeps that judgement (one text, one score)."""
-        if run.options.conform and run.checks:
-            text, met = conform(cand.text, run.checks)
-            cand = replace(cand, text=text, conformed=met) if met else cand
-        position = len(run.candidates) if slot is None else slot  # type: ignore[arg-type]
-        same = run.judged_before(cand.text)
-        if same is not None and (same.critique is not None or not want_reflection):
-            cand = replace(cand, position=position, evaluation=same.evaluation,
-                           score=same.score, critique=same.critique, checks=same.checks,
-                           looping=same.looping, same_as=same.position,
-                           unsupported=same.unsupported)
-        else:
-            cand = await self._judged(run, cand, want_reflection, position)
-            if cand.score is None:
-                return cand
-        if slot is None:
-            run.candidates.append(cand)  # type: ignore[union-attr]
-        else:
-            run.candidates[slot] = cand  # type: ignore[index]
-        await run.event("evaluated", round=cand.round, candidate=position, score=cand.score,
-                        checks_passed=cand.checks_passed, checks=len(cand.checks),
-                        conformed=list(cand.conformed), rejudged=cand.rejudged,
-                        same_as=cand.same_as)
-        return cand
-
-    async def _judged(self, run: _Run, cand: Candidate, want_reflection: bool,
-                      position: int) -> Candidate:
-        """`cand` scored by the judge (None score when no usable judgement came back: the
-        cause is kept). A rewrite's gain that the judge's evidence does not quote from the
-        text (`unsupported`) is not counted: its score is held at its parent's."""
-        t0 = self.clock()
-        try:
-            a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
-        except RedraftError as exc:
-            run.degrade(failed("evaluate", exc))
-            raise _Stop("degraded") from None
-        run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
-        if a.compact:
-            run.degrade(Degradation("evaluate", "context_overflow", "the judge's prompt did not "
-                                    "fit the model's context", "judged without the rubric's "
-                                    "band descriptions"))
-        if a.evaluation is None:
-            run.degrade(invalid("evaluate", a.calls, a.error))
-            return replace(cand, position=position)
-        a, rejudged = await self._rejudge_alike(run, cand, a, want_reflection)
-        score = a.score(run.checklist)  # type: ignore[arg-type]
-        parent = run.candidates[cand.parent] if cand.parent is not None else None  # type: ignore[index]
-        held = parent is not None and parent.score is not None and score is not None \
-            and score > parent.score and unsupported(a.evaluation)
-        if held:
-            score = parent.score  # type: ignore[union-attr]
-        checks = run_checks(cand.text, run.checks)
-        shrunk = parent is not None and shrank(cand.text, parent.text, target_text(run.query),
-                                               run.checks)
-        return replace(cand, position=position, evaluation=a.evaluation, score=score,
-                       critique=a.critique, checks=checks, shrunk=shrunk, rejudged=rejudged,
-                       looping=looping(cand.text), unsupported=held)
-
-    async def _rejudge_alike(self, run: _Run, cand: Candidate, a: Assessment,
-                             want_reflection: bool) -> tuple[Assessment, bool]:
-        """A judge that gives a revision its parent's scores on every dimension although
-        the two texts differ substantially (`judged_alike`) is asked once more, told the
-        earlier scores and what differs (`contrast_note`), and that second judgement is
-        kept (the first one, if the second fails). Pointwise rather than pairwise, so the
-        re-asked scores stay on the scale every other candidate was scored on."""
-        if cand.parent is None or not run.candidates:
-            return a, False
-        parent = run.candidates[cand.parent]
-        if not judged_alike(parent.evaluation, a.evaluation, parent.text, cand.text):
-            return a, False
-        t0 = self.clock()
-        note = contrast_note(parent.text, parent.evaluation, cand.text)  # type: ignore[arg-type]
-        try:
-            again = await run.assessor.assess(run.query, cand.text, run.checklist,  # type: ignore[arg-type]
-                                              want_reflection, contrast=note)
-        except RedraftError as exc:
-            run.degrade(failed("evaluate", exc, "kept the first judgement"))
-            return a, False
-        run.ledger.add("evaluate", again.usage, again.calls, self.clock() - t0)
-        log.info("judge gave a differing revision its parent's scores; asked again")
-        return (again if again.evaluation is not None else a), True
-
 
 def _answered(best: Candidate) -> str:
     """What the user got, in words."""

@@ -231,7 +231,9 @@ class OpenAIBackend:
                     if done:
                         await resp.read()  # drain the chunked terminator: the connection is reused
                 except TimeoutError as exc:
-                    raise UpstreamTimeout("the upstream stream timed out") from exc
+                    raise UpstreamTimeout("the upstream stream stopped for longer than "
+                                          f"{self._timeout.sock_read or self._timeout.total:g} s"
+                                          ) from exc
                 except _LOST_ERRORS as exc:
                     raise UpstreamError(f"the upstream stream broke off: {exc!r}") from exc
                 if usage is None:  # the upstream ignored stream_options: count deltas instead
@@ -449,7 +451,8 @@ class OpenAIBackend:
                 delay = 0.0 if alternative else self._delay(attempt)
             except TimeoutError as exc:
                 # A generation that ran out of time is not retried: it would only double the load.
-                raise UpstreamTimeout("the upstream did not answer in time") from exc
+                raise UpstreamTimeout("the upstream did not answer within "
+                                      f"{self._timeout.total:g} s") from exc
             except _LOST_ERRORS as exc:
                 error = UpstreamError(f"the upstream dropped the connection: {exc!r}")
                 if attempt >= self.retries:

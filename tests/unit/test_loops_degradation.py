@@ -138,3 +138,26 @@ def test_a_judge_that_cannot_fit_at_all_degrades_the_loop_not_the_request():
     assert trace.stop_reason == "degraded" and trace.answer.text == DRAFT
     assert [(d.stage, d.cause) for d in trace.degradations] == [("evaluate",
                                                                   "context_overflow")]
+
+
+def test_a_checklist_past_the_time_budget_gives_way_to_the_generic_one_and_says_so():
+    from loops.checklists import Resolved
+
+    class Slow(FixedProvider):
+        async def build(self, query, model, namespace, mode):
+            await asyncio.sleep(30)
+
+        async def fallback(self, query, namespace, cause):
+            return Resolved(CHECKLIST, "pack", "generic", degraded=True, degradation=cause)
+
+    writer = ScriptedBackend(default=lambda m, p, s: DRAFT, model="w")
+    loop = ReflectionLoop(writer, ScriptedBackend(model="j"), Slow(),
+                          judge_params=ChatParams(model="judge"))
+    options = LoopOptions(memory=False, time_budget=0.3, max_rounds=2)
+    trace = asyncio.run(asyncio.wait_for(loop.run(QUERY, ChatParams(), options,
+                                                  namespace="d"), 10))
+    assert trace.stop_reason == "budget" and trace.answer.text == DRAFT
+    assert trace.checklist_source == "pack"
+    assert [(d.stage, d.cause) for d in trace.degradations] == [("checklist", "timeout"),
+                                                                ("evaluate", "timeout")]
+    assert "time budget of 0.3 s" in trace.degradations[0].detail

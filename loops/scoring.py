@@ -1,0 +1,158 @@
+"""The state of one running loop, and how a candidate is scored in it: the exact changes
+made first, one judgement per text, the judge asked again when it did not read a revision,
+an unquoted gain held at the parent's score, and every failure's cause kept."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from llm.conversation import target_text
+from llm.errors import RedraftError
+from llm.types import ChatParams, Message
+from loops.answer import looping, shrank
+from loops.degradation import Degradation, failed, invalid
+from loops.judges.assess import Assessment, Assessor, contrast_note, judged_alike, unsupported
+from loops.judges.holistic import HolisticAssessor
+from loops.judges.requirements import ChecksAssessor
+from loops.options import LoopOptions
+from loops.trace import Candidate, Emit, Ledger
+from rubrics.checklist import Checklist
+from rubrics.checks import Check, conform, run_checks
+
+log = logging.getLogger("loops.controller")
+
+
+class Stop(Exception):
+    """Ends the rounds with a stop reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+@dataclass
+class RunState:
+    """The state of one loop while it runs."""
+
+    query: Sequence[Message]
+    params: ChatParams
+    options: LoopOptions
+    assessor: Assessor | HolisticAssessor | ChecksAssessor
+    emit: Emit | None
+    started: float
+    ledger: Ledger
+    checklist: Checklist | None = None     # what the judge scores: the dimensions only
+    checks: tuple[Check, ...] = ()         # what code verifies on every candidate
+    candidates: list[Candidate] | None = None
+    degradations: list[Degradation] = field(default_factory=list)
+
+    async def event(self, name: str, **fields: Any) -> None:
+        if self.emit is not None:
+            await self.emit({"event": name, **fields})
+
+    def degrade(self, found: Degradation) -> None:
+        """Keep why a stage did less than asked (once per stage and cause)."""
+        if not any((d.stage, d.cause) == (found.stage, found.cause) for d in self.degradations):
+            self.degradations.append(found)
+
+    def judged_before(self, text: str) -> Candidate | None:
+        """An evaluated candidate with this very text: one text, one score."""
+        key = text.strip()
+        return next((c for c in self.candidates or () if c.score is not None
+                     and c.text.strip() == key), None)
+
+
+class Scorer:
+    """Scores candidates into a `RunState`."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+
+    async def evaluate(self, run: RunState, cand: Candidate, want_reflection: bool,
+                        slot: int | None = None) -> Candidate:
+        """Score `cand` and add it to the loop's candidates (at `slot` when one was kept for
+        it, so that concurrent evaluations keep their order). The checks an exact change
+        meets are met first (`LoopOptions.conform`): the judge scores the text answered. A
+        text already judged in this loop keeps that judgement (one text, one score)."""
+        if run.options.conform and run.checks:
+            text, met = conform(cand.text, run.checks)
+            cand = replace(cand, text=text, conformed=met) if met else cand
+        position = len(run.candidates) if slot is None else slot  # type: ignore[arg-type]
+        same = run.judged_before(cand.text)
+        if same is not None and (same.critique is not None or not want_reflection):
+            cand = replace(cand, position=position, evaluation=same.evaluation,
+                           score=same.score, critique=same.critique, checks=same.checks,
+                           looping=same.looping, same_as=same.position,
+                           unsupported=same.unsupported)
+        else:
+            cand = await self._judged(run, cand, want_reflection, position)
+            if cand.score is None:
+                return cand
+        if slot is None:
+            run.candidates.append(cand)  # type: ignore[union-attr]
+        else:
+            run.candidates[slot] = cand  # type: ignore[index]
+        await run.event("evaluated", round=cand.round, candidate=position, score=cand.score,
+                        checks_passed=cand.checks_passed, checks=len(cand.checks),
+                        conformed=list(cand.conformed), rejudged=cand.rejudged,
+                        same_as=cand.same_as)
+        return cand
+
+    async def _judged(self, run: RunState, cand: Candidate, want_reflection: bool,
+                      position: int) -> Candidate:
+        """`cand` scored by the judge (None score when no usable judgement came back: the
+        cause is kept). A rewrite's gain that the judge's evidence does not quote from the
+        text (`unsupported`) is not counted: its score is held at its parent's."""
+        t0 = self.clock()
+        try:
+            a = await run.assessor.assess(run.query, cand.text, run.checklist, want_reflection)  # type: ignore[arg-type]
+        except RedraftError as exc:
+            run.degrade(failed("evaluate", exc))
+            raise Stop("degraded") from None
+        run.ledger.add("evaluate", a.usage, a.calls, self.clock() - t0)
+        if a.compact:
+            run.degrade(Degradation("evaluate", "context_overflow", "the judge's prompt did not "
+                                    "fit the model's context", "judged without the rubric's "
+                                    "band descriptions"))
+        if a.evaluation is None:
+            run.degrade(invalid("evaluate", a.calls, a.error))
+            return replace(cand, position=position)
+        a, rejudged = await self._rejudge_alike(run, cand, a, want_reflection)
+        score = a.score(run.checklist)  # type: ignore[arg-type]
+        parent = run.candidates[cand.parent] if cand.parent is not None else None  # type: ignore[index]
+        held = parent is not None and parent.score is not None and score is not None \
+            and score > parent.score and unsupported(a.evaluation)
+        if held:
+            score = parent.score  # type: ignore[union-attr]
+        checks = run_checks(cand.text, run.checks)
+        shrunk = parent is not None and shrank(cand.text, parent.text, target_text(run.query),
+                                               run.checks)
+        return replace(cand, position=position, evaluation=a.evaluation, score=score,
+                       critique=a.critique, checks=checks, shrunk=shrunk, rejudged=rejudged,
+                       looping=looping(cand.text), unsupported=held)
+
+    async def _rejudge_alike(self, run: RunState, cand: Candidate, a: Assessment,
+                             want_reflection: bool) -> tuple[Assessment, bool]:
+        """A judge that gives a revision its parent's scores on every dimension although
+        the two texts differ substantially (`judged_alike`) is asked once more, told the
+        earlier scores and what differs (`contrast_note`), and that second judgement is
+        kept (the first one, if the second fails). Pointwise rather than pairwise, so the
+        re-asked scores stay on the scale every other candidate was scored on."""
+        if cand.parent is None or not run.candidates:
+            return a, False
+        parent = run.candidates[cand.parent]
+        if not judged_alike(parent.evaluation, a.evaluation, parent.text, cand.text):
+            return a, False
+        t0 = self.clock()
+        note = contrast_note(parent.text, parent.evaluation, cand.text)  # type: ignore[arg-type]
+        try:
+            again = await run.assessor.assess(run.query, cand.text, run.checklist,  # type: ignore[arg-type]
+                                              want_reflection, contrast=note)
+        except RedraftError as exc:
+            run.degrade(failed("evaluate", exc, "kept the first judgement"))
+            return a, False
+        run.ledger.add("evaluate", again.usage, again.calls, self.clock() - t0)
+        log.info("judge gave a differing revision its parent's scores; asked again")
+        return (again if again.evaluation is not None else a), True
