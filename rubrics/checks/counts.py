@@ -55,8 +55,14 @@ def count_sentences(text: str) -> int:
 
 
 def count_paragraphs(text: str, divider: str | None = None) -> int:
-    """Non-empty blocks between blank lines, or between occurrences of `divider` (`***`)."""
-    parts = text.split(divider) if divider else _PARAGRAPH_BREAK.split(text)
+    """Non-empty blocks between blank lines, or between occurrences of `divider` (`***`; a
+    markdown divider may be written with spaces between its marks, `* * *`)."""
+    if divider:
+        spaced = r"[ \t]?".join(map(re.escape, divider.strip())) if len(set(divider.strip())) == 1 \
+            else re.escape(divider)
+        parts = re.split(spaced, text)
+    else:
+        parts = _PARAGRAPH_BREAK.split(text)
     return sum(1 for p in parts if p.strip())
 
 

@@ -15,7 +15,18 @@ _ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 
              "七": 7, "八": 8, "九": 9}
 _ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
 
-EN_NUMBER = (r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s*[kK]\b|\d+|"
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}
+_UNITS = {w: i for w, i in _EN.items() if 0 < i < 20 and " " not in w and w != "single"}
+_UNIT_WORD = "|".join(sorted(_UNITS, key=len, reverse=True))
+_TEN_WORD = "|".join(_TENS)
+# "twenty-five", "two hundred", "one hundred and fifty", "a hundred and twenty", "three thousand"
+_BELOW_100 = rf"(?:(?:{_TEN_WORD})(?:[\s-](?:{_UNIT_WORD}))?|(?:{_UNIT_WORD}))"
+EN_COMPOUND = (rf"(?:(?:(?:{_UNIT_WORD}|a)\s+hundred(?:\s+(?:and\s+)?{_BELOW_100})?|"
+               rf"(?:{_UNIT_WORD}|a)\s+thousand(?:\s+(?:and\s+)?{_BELOW_100})?|"
+               rf"(?:{_TEN_WORD})[\s-](?:{_UNIT_WORD})|(?:{_TEN_WORD}))\b(?![\s-]+(?:hundred|"
+               r"thousand)\b))")
+EN_NUMBER = (r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s*[kK]\b|\d+|" + EN_COMPOUND + "|"
              + "|".join(sorted((re.escape(w) for w in _EN), key=len, reverse=True)) + ")")
 ZH_NUMBER = r"(?:\d+(?:\.\d+)?\s*万|\d+|[零〇一二两三四五六七八九十百千万]+)"
 
@@ -40,11 +51,32 @@ def _zh_below_10000(text: str) -> int:
     return total + (digit or 0)
 
 
+def _en_words(raw: str) -> int | None:
+    """The value of English number words ("two hundred and fifty", "twenty-five")."""
+    total, current = 0, 0
+    for word in re.split(r"[\s-]+", raw):
+        if word in ("and", ""):
+            continue
+        if word == "a":
+            current = current or 1
+        elif word in _UNITS or word in _TENS:
+            current += _UNITS.get(word) or _TENS[word]
+        elif word == "hundred":
+            current = (current or 1) * 100
+        elif word == "thousand":
+            total, current = total + (current or 1) * 1000, 0
+        else:
+            return None
+    return total + current
+
+
 def to_int(text: str) -> int | None:
     """The integer a number in a request means, or None if it is not one."""
     raw = " ".join(text.strip().lower().split())
     if raw in _EN:
         return _EN[raw]
+    if re.fullmatch(rf"{EN_COMPOUND}", raw):
+        return _en_words(raw)
     compact = raw.replace(",", "").replace(" ", "")
     if compact.endswith("k") and re.fullmatch(r"\d+(\.\d+)?k", compact):
         return round(float(compact[:-1]) * 1000)

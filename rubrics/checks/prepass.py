@@ -221,9 +221,17 @@ _QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do
                        r"[^?\n]*\?\s*$", re.I)
 
 
+# "explain when a comma is not allowed": the words right before a match that make it the topic
+_TOPIC_BEFORE = re.compile(
+    r"\b(?:when|why|whether|where|how)\s+(?:an?\s+|the\s+|to\s+(?:\w+\s+)?)?$", re.I)
+
+
 def _in_a_question(text: str, match: re.Match[str]) -> bool:
     """Whether the match sits in a question about the topic: a sentence that opens with a
-    question word and ends with a question mark."""
+    question word and ends with a question mark, or words that ask when or why the thing
+    holds ("explain when a comma is not allowed")."""
+    if _TOPIC_BEFORE.search(text, max(0, match.start() - 20), match.start()):
+        return True
     sentence_end = SENTENCE_END.search(text, match.end())
     end = sentence_end.end() if sentence_end else len(text)
     return bool(_QUESTION.fullmatch(_clause_before(text, match.start()) + text[match.start():end]))
@@ -248,8 +256,8 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
 
 
 _DIVIDER = re.compile(r"(?:markdown\s+divider|separated\s+(?:with|by))\s*:?\s*(?:the\s+)?"
-                      r"(?:markdown\s+divider\s*:?\s*)?`?(\*\*\*|---)`?|用\s*(\*\*\*|---)\s*分隔",
-                      re.I)
+                      r"(?:markdown\s+divider\s*:?\s*)?`?(\*[ ]?\*[ ]?\*|-[ ]?-[ ]?-)`?|"
+                      r"用\s*(\*\*\*|---)\s*分隔", re.I)
 _SCHEMA = re.compile(r"json\s*schema|schema", re.I)
 SCHEMA_CHARS = 4000
 
@@ -334,7 +342,7 @@ def prepass(request: str) -> tuple[Check, ...]:
     divider = _DIVIDER.search(request)
     checks = [c for c in kept.values()]
     if divider:
-        mark = divider.group(1) or divider.group(2)
+        mark = (divider.group(1) or divider.group(2)).replace(" ", "")
         checks = [c.model_copy(update={"params": {**c.params, "divider": mark}})
                   if c.kind == "paragraph_count" else c for c in checks]
     checks = _whole_lengths(_without_misreadings(checks))

@@ -30,7 +30,6 @@ from rubrics.checks.phrasings.common import (
     _count,
     _flag,
     _length,
-    _marked_sections,
     _numbers,
     _unit_range,
     _units,
@@ -39,6 +38,7 @@ from rubrics.checks.phrasings.common import (
 )
 from rubrics.checks.phrasings.edges import RULES as EDGE_RULES
 from rubrics.checks.phrasings.language import RULES as LANGUAGE_RULES
+from rubrics.checks.phrasings.lengths import RULES as LENGTH_RULES
 from rubrics.checks.phrasings.marks import RULES as MARK_RULES
 from rubrics.checks.phrasings.short import (
     _BULLETS_EN,
@@ -89,17 +89,19 @@ _QUOTED = r"[“\"'「『]([^”\"'」』\n]{1,80})[”\"'」』]"
 _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) for p, b in (
     # English lengths in words
     (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between")),
-    (rf"(?:{_AT_LEAST_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("at least")),
+    (rf"(?:{_AT_LEAST_EN})\s*{_N}\s*(?:-\s*)?words?\b", _words("at least")),
     (rf"\b(?:{_MORE_THAN_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("more than")),
     (rf"\b(?:{_LESS_THAN_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("less than")),
     (rf"{_N}\s*(?:-\s*)?words?\s+(?:or\s+more|minimum|at\s+least)\b|{_N}\+\s*(?:-\s*)?words?\b",
      _words("at least")),
-    (rf"(?:{_AT_MOST_EN})\s+(?:a\s+|the\s+)?{_N}\s*(?:-\s*)?words?\b", _words("at most")),
+    (rf"(?:{_AT_MOST_EN})\s*(?:a\s+|the\s+)?{_N}\s*(?:-\s*)?words?\b", _words("at most")),
     (rf"{_N}\s*(?:-\s*)?words?\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)\b",
      _words("at most")),
     (rf"exactly\s+{_N}\s*(?:-\s*)?words?\b", _words("exactly")),
     (rf"(?:{_ABOUT_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("about")),
-    (r"(?<![\w,.\-–—~])(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)words?\b", _words("about")),
+    # (not a count of words the request gives: "translate these 20 words")
+    (r"(?<![\w,.\-–—~])(?<!these\s)(?<!those\s)(?<!the\s)(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)"
+     r"words?\b", _words("about")),
     # English counts of parts ("3 sentences or fewer" before "in 3 sentences": the longer
     # reading wins)
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
@@ -112,8 +114,6 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     (rf"\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
      rf"consist\s+of|between)\s+{_N}{_DASH}{_N}\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
      r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range),
-    (rf"\b({EN_NUMBER})\s+sections?[^\n]{{0,80}}?mark(?:ed)?\s+(?:the\s+beginning\s+of\s+each"
-     rf"\s+section\s+)?with\s+['\"]?([A-Za-z]+)\s+X", _marked_sections),
     (rf"\bthe\s+letter\s+['\"]?([a-z])['\"]?\s+(?:should|must)\s+appear\s+({_QUALIFIER_EN})?\s*"
      rf"({EN_NUMBER})\s+times?", lambda m: _count(
          "letter_frequency", relation_of(m.group(2) or ""), to_int(m.group(3)),
@@ -154,6 +154,10 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"cannot|can't)\s+(?:use|include|contain|put|add|have)|refrain\s+from\s+using)\s+"
      r"(?:(?:any|using|the\s+use\s+of|a\s+single|a)\s+)*commas?\b|\bcomma-free\b",
      _flag("no_commas")),
+    (r"\bcommas?\s+(?:are|is)\s+(?:strictly\s+|absolutely\s+)?(?:not\s+(?:allowed|permitted|"
+     r"to\s+be\s+used)|forbidden|banned|prohibited|off[\s-]limits)|\bcommas?\s+(?:must|should|"
+     r"may|can)\s*(?:not|n't)\s+(?:be\s+used|appear)|逗号(?:一律)?(?:不得|不能|不要|不可|禁止)"
+     r"(?:使用|出现)", _flag("no_commas")),
     (r"\b(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
     (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:a\s+|the\s+)?"
@@ -199,7 +203,8 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
 
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES,
-                                                   *EDGE_RULES, *MARK_RULES, *WORD_RULES)
+                                                   *EDGE_RULES, *MARK_RULES, *WORD_RULES,
+                                                   *LENGTH_RULES)
 
 
 class _First:

@@ -111,8 +111,6 @@ def _unit_range(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count(kind, "between", to_int(m.group(1)), to_int(m.group(2)), **_unit_extra(kind))
 
 
-def _marked_sections(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    return _count("section_count", "exactly", to_int(m.group(1)), marker=m.group(2).strip())
 
 
 def _flag(kind: str, **params: Any) -> Build:

@@ -51,6 +51,9 @@ _EACH_LATER = re.compile(r"[^.;\n]{0,40}?\b(?:each|every|per)\b", re.I)
 # the same, stated earlier in the sentence: "for each product, list 3 features as bullets",
 # "每张海报用列表列出三个卖点"
 _EACH_EARLIER = re.compile(r"(?:\b(?:each|every|per)\b|每)[^.;!?。；！？\n]{0,60}$", re.I)
+# a form named as a topic: "the structure of a 5-paragraph essay"
+_FORM_OF = re.compile(r"\b(?:structure|format|outline|template|rules?|parts|example|definition|"
+                      r"history|purpose|idea|concept)\s+of\s+(?:an?|the)\s+$", re.I)
 _LIST_VERBS_EN = (r"list|give|name|provide|share|write|suggest|offer|outline|present|summari[sz]e|"
                   r"describe|explain|recommend|identify|create|generate|include|make")
 _BULLETS_EN = (r"bullet(?:ed)?[\s-]*(?:points?|list|items?)|bullets|numbered\s+(?:list|items?|"
@@ -125,7 +128,7 @@ def _hyphen_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """A length in a hyphenated adjective ("a two-sentence note", "a 3-paragraph essay"):
     exactly that many; not when the text is one of several ("a one-sentence caption for each
     photo")."""
-    if _EACH_LATER.match(m.string, m.end()):
+    if _EACH_LATER.match(m.string, m.end()) or _FORM_OF.search(m.string, 0, m.start()):
         return []
     kind = _unit_kind(m.group("unit").replace("-", " "))
     extra: dict[str, Any] = {"divider": None} if kind == "paragraph_count" else {}

@@ -1,0 +1,175 @@
+"""Lengths and counts of parts in the wordings the first phrasings missed: a bound a negation
+turns ("don't go over 120 words"), a labelled limit ("word limit: 250"), a length in number
+words ("one hundred and fifty words"), a count of parts that opens its clause ("four paragraphs
+separated by ***"), English word counts asked in Chinese ("不超过八十个单词"), and sections each
+opened by a marker ("4 parts, each beginning with 'PART X'", "with 'SECTION X' at the start of
+each"); package-internal."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.numbers import EN_COMPOUND, EN_NUMBER, ZH_NUMBER, about, to_int
+from rubrics.checks.phrasings.common import (
+    _PART_ADJECTIVE_EN,
+    _ZH_AT_LEAST,
+    _ZH_AT_MOST,
+    _ZH_LESS_THAN,
+    _ZH_MORE_THAN,
+    Build,
+    _count,
+    _unit_extra,
+    _unit_kind,
+)
+from rubrics.checks.phrasings.short import _NOT_RANGE_EN, zh_relation_of
+
+_I = re.I | re.S
+_N = rf"(?P<n>{EN_NUMBER})"
+_WORDS = r"\s*(?:-\s*)?words?\b"
+# a length in number words is the response's only when it is one no list of things would have
+# ("one hundred and fifty words"; not "three words that rhyme")
+MIN_WORDS_IN_WORDS = 50
+_MARK_VERBS = r"(?:mark|begin|start|label|head|title|prefix|open|number|name|introduce)\w*"
+_SECTION_UNITS = r"(?:sections?|parts?|chapters?|segments?|days?)"
+
+
+def _bound(relation: str) -> Build:
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        return _count("word_count", relation, to_int(m.group("n")))
+    return build
+
+
+def _in_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    n = to_int(m.group("n"))
+    if n is None or n < MIN_WORDS_IN_WORDS:
+        return []
+    return _count("word_count", "between", *about(n))
+
+
+def _zh_words(relation: str) -> Build:
+    """An English length asked in Chinese: "不超过八十个单词", "200个单词左右"."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        n = to_int(m.group("n"))
+        if relation == "about":
+            return [] if n is None else _count("word_count", "between", *about(n))
+        if relation == "stated":
+            return _count("word_count", zh_relation_of(m.group("q")), n)
+        return _count("word_count", relation, n)
+    return build
+
+
+def _opening_count(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A count of parts that opens its clause: "Four paragraphs, separated by ***"."""
+    kind = _unit_kind(m.group("unit"))
+    return _count(kind, "exactly", to_int(m.group("n")), **_unit_extra(kind))
+
+
+def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """N sections, each opened by a marker and a number ("SECTION X" stands for SECTION 1,
+    SECTION 2, ...)."""
+    return _count("section_count", "exactly", to_int(m.group("n")), marker=m.group("marker"))
+
+
+_ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})"
+_ZH_WORD = r"\s*个?(?:英文|英语)?(?:单词|词)(?![语汇组典])"
+_MARKER = r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+X\b[\"'”’`]?"
+
+_RULES: tuple[tuple[str, Build], ...] = (
+    # a bound a negation turns: "don't go over 120 words", "never write more than 80 words"
+    (rf"\b(?:don't|do\s+not|never|shouldn't|should\s+not|must\s+not|mustn't|cannot|can't|not\s+"
+     r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
+     rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)\s+{_N}{_WORDS}",
+     _bound("at most")),
+    (rf"\b(?:don't|do\s+not|never|shouldn't|should\s+not|must\s+not|cannot|can't|not\s+to)\s+"
+     rf"(?:(?:go|be|fall|write|use)\s+)?(?:under|below|less\s+than|fewer\s+than|shorter\s+than)\s+"
+     rf"{_N}{_WORDS}", _bound("at least")),
+    # a labelled limit: "word limit: 250", "maximum word count of 300", "minimum word count: 300"
+    (rf"\b(?:word\s+(?:limit|cap|max(?:imum)?|ceiling|budget)|max(?:imum)?\s+(?:word\s+count|"
+     rf"length))\s*(?:[:：=]|of|is|:\s*max(?:imum)?)?\s*{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|"
+     r"pages?|minutes?|%))", _bound("at most")),
+    (rf"\b(?:minimum\s+(?:word\s+count|length)|word\s+(?:minimum|floor))\s*(?:[:：=]|of|is)?\s*"
+     rf"{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|pages?|minutes?|%))", _bound("at least")),
+    # "tops 100 words", "100 words tops"
+    (rf"\btops\s+{_N}{_WORDS}", _bound("at most")),
+    (rf"{_N}{_WORDS}\s+(?:tops|top|max|at\s+the\s+(?:most|max)|or\s+(?:under|below|so\s+max))\b",
+     _bound("at most")),
+    # a length in number words: "write one hundred and fifty words"
+    (rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
+     _in_words),
+    # an English length asked in Chinese
+    (rf"{_ZH_Q}\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("stated")),
+    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most")),
+    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least")),
+    (rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about")),
+    (rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about")),
+    # a count of parts opening its clause: "four paragraphs separated by ***"
+    (rf"(?:^|(?<=[,:;(—])|(?<=[.!?]\s)|(?<=\n))\s*{_NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
+     rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
+     r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
+     r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
+    # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
+    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
+     rf"\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),
+    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
+     rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
+     r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
+     r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked),
+)
+
+
+RULES: tuple[tuple[str, Build], ...] = (
+    # a bound a negation turns: "don't go over 120 words", "never write more than 80 words"
+    (rf"\b(?:don't|do\s+not|never|shouldn't|should\s+not|must\s+not|mustn't|cannot|can't|not\s+"
+     r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
+     rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)\s+{_N}{_WORDS}",
+     _bound("at most")),
+    (rf"\b(?:don't|do\s+not|never|shouldn't|should\s+not|must\s+not|cannot|can't|not\s+to)\s+"
+     rf"(?:(?:go|be|fall|write|use)\s+)?(?:under|below|less\s+than|fewer\s+than|shorter\s+than)\s+"
+     rf"{_N}{_WORDS}", _bound("at least")),
+    # a labelled limit: "word limit: 250", "maximum word count of 300", "minimum word count: 300"
+    (rf"\b(?:word\s+(?:limit|cap|max(?:imum)?|ceiling|budget)|max(?:imum)?\s+(?:word\s+count|"
+     rf"length))\s*(?:[:：=]|of|is|:\s*max(?:imum)?)?\s*{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|"
+     r"pages?|minutes?|%))", _bound("at most")),
+    (rf"\b(?:minimum\s+(?:word\s+count|length)|word\s+(?:minimum|floor))\s*(?:[:：=]|of|is)?\s*"
+     rf"{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|pages?|minutes?|%))", _bound("at least")),
+    # "tops 100 words", "100 words tops"
+    (rf"\btops\s+{_N}{_WORDS}", _bound("at most")),
+    (rf"{_N}{_WORDS}\s+(?:tops|top|max|at\s+the\s+(?:most|max)|or\s+(?:under|below|so\s+max))\b",
+     _bound("at most")),
+    # a length in number words: "write one hundred and fifty words"
+    (rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
+     _in_words),
+    # an English length asked in Chinese
+    (rf"{_ZH_Q}\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("stated")),
+    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most")),
+    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least")),
+    (rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about")),
+    (rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about")),
+    # a count of parts opening its clause: "four paragraphs separated by ***"
+    (rf"(?:^|(?<=[,:;(—])|(?<=[.!?]\s)|(?<=\n))\s*{_NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
+     rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
+     r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
+     r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
+    # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
+    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
+     rf"\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),
+    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
+     rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
+     r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
+     r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked),
+)
+
+
+class _Either:
+    """The number of whichever alternative matched, as group "n"."""
+
+    def __init__(self, match: re.Match[str]) -> None:
+        self._n = match.group("n") or match.group("m")
+
+    def group(self, _: str) -> str:
+        return self._n
+
+
+RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
+    (re.compile(p, _I), b) for p, b in _RULES)
