@@ -92,6 +92,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"(?:使用|出现|用|有)?(?:任何)?大写字母", _whole("lowercase")),
     (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
      _whole("lowercase")),
+    # a terse sentence of its own: "Haiku. Lowercase. No commas."
+    (r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+)?lower[\s-]*case(?:\s+only)?\s*(?=[.!;\n]|$)",
+     _whole("lowercase")),
+    (r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+caps|all\s+capitals|upper[\s-]*case(?:\s+only)?)\s*"
+     r"(?=[.!;\n]|$)", _whole("uppercase")),
     # all capitals
     (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:all\s+)?(?:caps|capitals|upper[\s-]*case)"
      rf"{_NOT_CONTRASTED}", _whole("uppercase")),

@@ -40,6 +40,12 @@ _WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following
               r"sentence|line|words?)\s*:?|(?:phrase|sentence|line|words?)\s*:)|\s*:)\s*")
 # a phrase asked of something the request asks about: "describe how the film ends with ..."
 _ABOUT = re.compile(r"\b(?:how|why|whether)\b[^.;!?\n]*$", re.I)
+# a part as the subject of the verb: "paragraph 2 must begin with", "the first must start with"
+_PART_SUBJECT = re.compile(
+    r"\b(?:paragraphs?|stanzas?|verses?|sections?|sentences?|lines?|bullets?|items?|chapters?|"
+    r"parts?|points?|first|second|third|fourth|fifth|last|other|each|every)(?:\s+(?:\d+|one|two|"
+    r"three|four|five|one))?\s+(?:(?:must|should|will|shall|has\s+to|have\s+to|needs?\s+to|"
+    r"ought\s+to|is\s+to|are\s+to|can)\s+(?:also\s+|all\s+)?)?$", re.I)
 # the first or last line as a subject: "the poem's final line", "the very last words of your
 # answer"
 _EDGE_NOUN = r"(?:line|sentence|words?|phrase|thing\s+you\s+(?:write|say))"
@@ -67,7 +73,9 @@ _ZH_MUST = r"(?:必须|要|需要|需|请|应|应该|务必|一定要|得)?"
 def _edge(kind: str) -> Build:
     """The phrase, quotes removed; a bare phrase without "and nothing else"."""
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        if _ABOUT.search(m.string, max(0, m.start() - 80), m.start()):
+        before = max(0, m.start() - 80)
+        if _ABOUT.search(m.string, before, m.start()) \
+                or _PART_SUBJECT.search(m.string, before, m.start()):
             return []
         groups = m.groupdict()
         if groups.get("phrase"):

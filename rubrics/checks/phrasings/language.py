@@ -83,6 +83,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b{_ANSWER_EN}\s+(?:(?:to\s+)?(?:me|us|this|it|the\s+following|(?:the|my|this)\s+"
      rf"(?:question|request|prompt|query))\s+)?{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{LANG_EN}"
      rf"{_END_EN}", _code),
+    # "a memo composed entirely in French": a participle with a word of wholeness
+    (rf"\b(?:written|composed|drafted|delivered|given|presented|phrased)\s+(?:entirely|only|"
+     rf"exclusively|solely|wholly|fully|completely|purely|all)\s+in\s+{LANG_EN}{_END_EN}", _code),
     # "use Portuguese for the whole thing", "only use Italian in your reply", "using only Korean"
     (rf"\b(?:use|using)\s+{_WHOLLY_EN}{LANG_EN}\s+(?:only\b|throughout\b|exclusively\b|"
      rf"for\s+(?:the\s+whole\s+thing|everything|all\s+of\s+it|(?:your|the)\s+(?:entire\s+|"
