@@ -99,9 +99,11 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      _words("at most")),
     (rf"exactly\s+{_N}\s*(?:-\s*)?words?\b", _words("exactly")),
     (rf"(?:{_ABOUT_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("about")),
-    # (not a count of words the request gives: "translate these 20 words")
-    (r"(?<![\w,.\-–—~])(?<!these\s)(?<!those\s)(?<!the\s)(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)"
-     r"words?\b", _words("about")),
+    # (not the length of a text the request gives: "translate these 20 words", "summarize this
+    # 2000-word article")
+    (r"(?<![\w,.\-–—~])(?<!these\s)(?<!those\s)(?<!the\s)(?<!this\s)(?<!that\s)(?<!my\s)"
+     r"(?<!our\s)(?<!his\s)(?<!her\s)(?<!their\s)(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)words?\b",
+     _words("about")),
     # English counts of parts ("3 sentences or fewer" before "in 3 sentences": the longer
     # reading wins)
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"

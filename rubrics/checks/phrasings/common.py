@@ -15,11 +15,11 @@ _I = re.I | re.S
 
 _AT_LEAST_EN = (r"at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"
                 r"(?:a\s+)?minimum\s+(?:of\s+)?|min\.?")
-_MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than"
+_MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than|longer\s+than"
 _AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum\s+(?:of\s+)?|"
                r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
                r"no\s+longer\s+than")
-_LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below"
+_LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than"
 _QUALIFIER_EN = rf"{_AT_LEAST_EN}|{_MORE_THAN_EN}|{_AT_MOST_EN}|{_LESS_THAN_EN}|exactly"
 _ABOUT_EN = r"about|around|approximately|approx\.?|roughly|~|some"
 _DASH = r"\s*(?:-|–|—|~|～|to|and)\s*"

@@ -103,8 +103,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"needs\s+to|shall|will)\s+be|is)\s*{LANG_EN}{_END_EN}", _code),
     (rf"^\s*(?:[-*]\s*)?language\s*:\s*{LANG_EN}\s*$", _code),
     # "write a short poem in French", "tell me a joke in German"
-    (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)in\s+{LANG_EN}(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|"
-     rf"for|that|and|please|describing|explaining)\b))", _code),
+    (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)in\s+(?:the\s+)?{LANG_EN}(?:\s+language)?"
+     r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining)\b))", _code),
     # Chinese: "回答必须全部使用英文", "请用德语回答", "全文请使用日语", "以西班牙语作答"
     (rf"(?:回答|回复|作答|输出|全文|答案|正文|内容|全部内容|整篇|文章|回应)(?:时|请|需|需要|要|必须|"
      rf"一律|应|应该|应当|均|都|全部|全|完全|只|仅|统一|务必)*(?:使用|用|以|采用)\s*{LANG_ZH}",
@@ -114,7 +114,12 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _code),
     (rf"(?:用|使用|以|采用)\s*{LANG_ZH}\s*(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|"
      r"创作|进行回答)", _code),
-    (rf"(?:回答|回复|输出)(?:的)?语言(?:必须|应|应该|需|要|须)?(?:是|为)\s*{LANG_ZH}", _code),
+    (rf"(?:回答|回复|输出)(?:的)?语言\s*(?:(?:必须|应|应该|需|要|须)?(?:是|为)|[：:])\s*{LANG_ZH}",
+     _code),
+    # "only German is allowed", "no language other than German"
+    (rf"\bonly\s+{LANG_EN}\s+(?:is|may\s+be|can\s+be|should\s+be)\s+(?:allowed|permitted|used|"
+     r"accepted)", _code),
+    (rf"\bno\s+(?:other\s+)?language\s+(?:other\s+)?than\s+{LANG_EN}\b", _code),
 )
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(

@@ -84,6 +84,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # the whole response in double quotes
     (rf"\b{_WRAP_VERBS}\s+{_WHOLE}\s+(?:(?:entirely|fully|completely)\s+)?(?:in|with|inside|"
      rf"within|between|by|using)\s+{_QUOTES}", _flag("quoted")),
+    (rf"\b(?:put|place|add|use|have)\s+(?:a\s+pair\s+of\s+)?(?:double\s+)?(?:quotation\s+marks|"
+     rf"quotes|quote\s+marks)\s+(?:around|at\s+the\s+start\s+and\s+end\s+of)\s+{_WHOLE}\b",
+     _flag("quoted")),
     (rf"\b{_WHOLE}\s+{_BE_WRAPPED}\s+(?:in|with|inside|within|between|by|using)\s+{_QUOTES}",
      _flag("quoted")),
     (r"\b(?:respond|reply|answer)\s+(?:(?:entirely|only)\s+)?(?:in|inside|within|between)\s+"
@@ -104,7 +107,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"占位符", lambda m: _count("placeholder_count", zh_relation_of(m.group("q") or ""),
                               to_int(m.group("n")))),
     # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases"
-    (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?"
+    (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+)?{_QN}\s+(?:of\s+(?:the|your)\s+)?"
+     r"(?:[\w-]+\s+){0,3}?"
      rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b", _marked),
     (rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
      rf"markdown\s+(?:bold|italics?|highlighting))\s+(?:for|on|to\s+(?:highlight|mark|"

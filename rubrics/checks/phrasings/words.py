@@ -192,6 +192,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
     (rf"(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<words>{_QUOTE_LIST})\s*"
      rf"(?:这个词|一词)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
+    (rf"(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次"
+     rf"\s*(?P<words>{_QUOTE_LIST})", _zh_used("use")),
     # Chinese, forbidden: "不得出现“第一”这个词", "禁止使用“最好”“第一”等词语"
     (rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})?[：:]?\s*"
      rf"(?P<words>{_QUOTE_LIST})", _zh_used("forbid")),
