@@ -1,6 +1,7 @@
 """Trainer throughput: SFT tokens/s and GSPO completions/s, printed as one JSON line.
 
     python -m bench.train [--sft-steps 4] [--gspo-steps 2] [--shapes tiny,qwen2.5-0.5b]
+                          [--varied-lengths] [--sft-args "..."] [--gspo-args "..."]
 
 Each measurement runs `python -m training.distill sft|gspo` in a child process on a random
 model built locally (nothing is downloaded) and a synthetic exported dataset whose RL prompts
@@ -12,6 +13,16 @@ completion without padding) or completions scored, divided by it.
 MFU (model FLOPs utilisation) of SFT = 6 x parameters (forward and backward FLOPs per token)
 x tokens/s / the device's matmul rate measured in the same run: bf16 on a GPU, fp32 on the
 CPU (the precision each shape trains in).
+
+Beside the rates: where each stage's optimiser steps spent their time (`sft.time`,
+`gspo.time`: seconds and shares of generation, reward, GSPO's log-probability passes, forward
+and backward, the optimiser, and what happens between steps), the batch the stage trained with
+and how it was chosen (given, or planned from free GPU memory), and the share of SFT's batches
+that was padding. "tiny" trains with batch 4; "qwen2.5-0.5b" leaves the batch to the trainer
+(planned from free memory). `--varied-lengths` gives the answers many lengths (as real data
+has) instead of one; `--sft-args=...` / `--gspo-args=...` pass more options to a stage (e.g.
+--sft-args=--no-group-by-length, --gspo-args="--generation-batch-size 128 --batch-size 8"), so
+that each change can be measured as one JSON line before it becomes a default.
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -30,9 +42,10 @@ from bench.fakes.train_data import PROMPTS, write_dataset
 from bench.fakes.upstream import run_in_thread
 
 ROOT = Path(__file__).resolve().parents[1]
-# (rows per device per step, completion tokens, generations) per shape
+# (rows per device per step (None: the trainer's plan), completion tokens, generations)
 SETTINGS = {"tiny": {"batch": 4, "completion": 32, "generations": 4, "sentences": 8},
-            "qwen2.5-0.5b": {"batch": 8, "completion": 256, "generations": 8, "sentences": 40}}
+            "qwen2.5-0.5b": {"batch": None, "completion": 256, "generations": 8,
+                             "sentences": 40}}
 
 
 def stage(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -44,23 +57,30 @@ def stage(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def measure(shape: str, work: Path, judge_url: str, sft_steps: int,
-            gspo_steps: int) -> dict[str, Any]:
+def measure(shape: str, work: Path, judge_url: str, sft_steps: int, gspo_steps: int,
+            varied: bool = False, sft_args: str = "", gspo_args: str = "") -> dict[str, Any]:
     s = SETTINGS[shape]
     model = build_tiny_model(work / f"model-{shape}", PROMPTS, shape=shape)
-    data = write_dataset(work / f"data-{shape}", rows=max(16, s["batch"] * sft_steps),
-                         sentences=s["sentences"])
+    # Rows for every step of the largest batches the trainer may plan (64 SFT rows, 128
+    # GSPO completions: 16 prompts).
+    # Varied lengths: enough rows that the length-grouped sampler has mega-batches to sort.
+    rows = max(256 if varied else 16, (s["batch"] or 64) * sft_steps, 16 * gspo_steps)
+    data = write_dataset(work / f"data-{shape}", rows=rows, sentences=s["sentences"],
+                         varied=varied)
     env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore"}
     if shape == "tiny":
         env["CUDA_VISIBLE_DEVICES"] = ""
-    common = ["--data", str(data), "--model", str(model), "--batch-size", str(s["batch"]),
-              "--save-steps", "100000", "--logging-steps", "1"]
+    common = ["--data", str(data), "--model", str(model), "--save-steps", "100000",
+              "--logging-steps", "1", "--overwrite"]
+    if s["batch"]:
+        common += ["--batch-size", str(s["batch"])]
     sft = stage(["sft", *common, "--out", str(work / f"sft-{shape}"),
-                 "--max-steps", str(sft_steps)], env)
+                 "--max-steps", str(sft_steps), *shlex.split(sft_args)], env)
     gspo = stage(["gspo", *common, "--out", str(work / f"gspo-{shape}"),
                   "--max-steps", str(gspo_steps), "--judge-url", judge_url,
                   "--judge-model", "fake-model", "--num-generations", str(s["generations"]),
-                  "--max-completion-length", str(s["completion"]), "--eval-prompts", "0"], env)
+                  "--max-completion-length", str(s["completion"]), "--eval-prompts", "0",
+                  *shlex.split(gspo_args)], env)
     tokens_per_s = sft["tokens"] / sft["train_runtime"]
     parameters = count_parameters(model)
     rate = matmul_rate(cpu=shape == "tiny")
@@ -72,11 +92,14 @@ def measure(shape: str, work: Path, judge_url: str, sft_steps: int,
         "sft_mfu": round(6 * parameters * tokens_per_s / rate, 5),
         "sft_speed": sft.get("speed"),
         "sft": {"steps": sft["steps"], "tokens": sft["tokens"],
-                "seconds": sft["train_runtime"], "batch": s["batch"]},
+                "seconds": sft["train_runtime"], "args": sft_args, "time": sft.get("time")},
         "gspo_completions_per_s": round(gspo["completions"] / gspo["train_runtime"], 3),
         "gspo": {"steps": gspo["steps"], "completions": gspo["completions"],
                  "seconds": gspo["train_runtime"], "generations": s["generations"],
-                 "max_completion_length": s["completion"], "generation": gspo["generation"]},
+                 "max_completion_length": s["completion"], "generation": gspo["generation"],
+                 "generation_batch": gspo.get("generation_batch"),
+                 "batch": (gspo.get("speed") or {}).get("batch"), "args": gspo_args,
+                 "time": gspo.get("time")},
     }
 
 
@@ -140,6 +163,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="comma-separated; qwen2.5-0.5b is skipped without a GPU")
     parser.add_argument("--work", help="keep models, data and stage outputs here (default: a "
                         "temporary directory, removed afterwards)")
+    parser.add_argument("--varied-lengths", action="store_true",
+                        help="answers of many lengths instead of one (padding then matters)")
+    parser.add_argument("--sft-args", default="", help="more options for the sft stage "
+                        "(write --sft-args=\"--opt value\")")
+    parser.add_argument("--gspo-args", default="", help="more options for the gspo stage "
+                        "(write --gspo-args=\"--opt value\")")
     args = parser.parse_args(argv)
     shapes = [s for s in args.shapes.split(",") if s]
     unknown = set(shapes) - set(SETTINGS)
@@ -157,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             print(f"measuring {shape} ...", file=sys.stderr, flush=True)
             results[shape] = measure(shape, work, judge_url, args.sft_steps,
-                                     args.gspo_steps)
+                                     args.gspo_steps, args.varied_lengths, args.sft_args,
+                                     args.gspo_args)
     results["reward_cost"] = reward_costs()
     print(json.dumps(results))
 

@@ -12,14 +12,24 @@ PROMPTS = ("Write a short note inviting the team to a picnic on Friday.",
            "Write a story opening about a lighthouse keeper.")
 
 
-def write_dataset(root: Path, rows: int, sentences: int) -> Path:
-    """A dataset directory in `export`'s format, without a database."""
+def answer_text(sentences: int) -> str:
+    return " ".join(f"Sentence {i} adds a concrete, relevant detail to the answer."
+                    for i in range(sentences))
+
+
+def row_sentences(i: int, sentences: int, varied: bool) -> int:
+    """Sentences in row i's answer: all `sentences`, or with `varied` a spread from 1 to
+    `sentences` in a fixed scrambled order (as real answers vary in length)."""
+    return (i * 37) % sentences + 1 if varied else sentences
+
+
+def write_dataset(root: Path, rows: int, sentences: int, varied: bool = False) -> Path:
+    """A dataset directory in `export`'s format, without a database; `varied`: answers of
+    many lengths (see `row_sentences`)."""
     from rubrics.packs.library import PackLibrary
     from training.data.dataset import VERSION, content_hash
 
     checklist = PackLibrary().generic("en").model_dump(mode="json")
-    body = " ".join(f"Sentence {i} adds a concrete, relevant detail to the answer."
-                    for i in range(sentences))
     for kind in ("sft", "prompts", "pairs"):
         (root / kind).mkdir(parents=True, exist_ok=True)
         (root / kind / "holdout.jsonl").write_text("")
@@ -27,6 +37,7 @@ def write_dataset(root: Path, rows: int, sentences: int) -> Path:
             (root / "prompts" / "train.jsonl").open("w") as rl:
         for i in range(rows):
             prompt = [{"role": "user", "content": f"{PROMPTS[i % len(PROMPTS)]} (#{i})"}]
+            body = answer_text(row_sentences(i, sentences, varied))
             answer = [{"role": "assistant", "content": body}]
             sft.write(json.dumps({"id": str(i), "loop_id": str(i), "prompt": prompt,
                                   "completion": answer, "score": 1.0}) + "\n")

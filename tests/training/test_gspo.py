@@ -86,6 +86,21 @@ def test_gspo_checkpoint_losses_and_report(gspo_run, tiny_model_dir):
     assert report["summary"]["zero_std_group_share"] is not None
 
 
+def test_gspo_report_says_where_each_step_went(gspo_run):
+    """Generation, reward, log-probabilities, forward and backward and the optimiser, timed per
+    step; the held-out scoring before and after training is not charged to the steps."""
+    summary = json.loads((gspo_run["out"] / "report.json").read_text())["summary"]
+    time = summary["time"]
+    assert time["steps"] == 2
+    assert {"generation", "reward", "forward_backward", "optimizer"} <= set(time["seconds"])
+    assert sum(time["share"].values()) == pytest.approx(1.0, abs=1e-3)
+    assert sum(time["seconds"].values()) <= summary["train_runtime"]
+    assert summary["generation_batch"] == 2  # one step's worth: --batch-size 2 x 1 process
+    assert summary["speed"]["batch"] == {"chosen": "given", "batch_size": 2, "grad_accum": 1,
+                                         "activation_checkpointing": True}
+    assert summary["speed"]["compiled_decoding"] is False
+
+
 def test_an_unscorable_completion_voids_its_group_not_the_loss(dataset_dir, tiny_model_dir,
                                                                writer_fake, tmp_path):
     url, fake = writer_fake

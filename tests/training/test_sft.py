@@ -49,6 +49,18 @@ def test_sft_writes_a_loadable_checkpoint_with_finite_losses(sft_out, dataset_di
     assert not Path(str(sft_out) + ".partial").exists()
 
 
+def test_sft_report_has_the_batch_padding_and_step_times(sft_out):
+    speed = json.loads((sft_out / "report.json").read_text())["summary"]["speed"]
+    assert speed["padding_free"] is False and speed["grouped_by_length"] is True
+    assert 0.0 <= speed["padding_share"] < 1.0
+    assert speed["liger"] is False  # installed or not, Liger runs on CUDA only
+    assert speed["batch"] == {"chosen": "given", "batch_size": 2, "grad_accum": 1,
+                              "activation_checkpointing": True}
+    time = json.loads((sft_out / "report.json").read_text())["summary"]["time"]
+    assert time["steps"] == 2 and "generation" not in time["seconds"]
+    assert time["seconds"]["forward_backward"] > 0 and time["seconds"]["optimizer"] > 0
+
+
 def test_sft_loss_is_on_the_completion_only(dataset_dir, tiny_model_dir, tmp_path):
     """TRL masks the prompt tokens of prompt/completion rows: the labels start at y*."""
     from datasets import Dataset

@@ -14,6 +14,7 @@ from typing import Any
 
 from training.config import DpoConfig
 from training.models import load_tokenizer
+from training.speed.batch import with_batch
 from training.stages.checkpoints import FINAL, save_final
 from training.stages.report import write_stage_report
 from training.stages.runner import (
@@ -46,6 +47,9 @@ def run_dpo(config: DpoConfig) -> int:
     holdout_rows = fitting_rows("dpo", holdout_rows, tokenizer, config.max_length, "pairs",
                                 split="holdout")
     check_steps(config, len(train_rows), "pairs", 1, "")
+    # A pair is two rows (chosen and rejected); the reference model is a frozen copy.
+    config, _ = with_batch(config, lambda: 2 * config.max_length, stage="dpo", max_rows=32,
+                           frozen_copies=0 if config.lora else 1)
     return run_in_stage(checked_stage(config), config,
                         lambda out, resume: train(config, out, train_rows, holdout_rows, resume))
 

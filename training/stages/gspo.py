@@ -3,14 +3,14 @@
 `importance_sampling_level="sequence"` makes TRL's GRPO the GSPO objective; `loss_type="grpo"`
 is set explicitly (TRL 1.16 otherwise uses "dapo"). The reward comes from the registry
 (`--reward`, default the checklist score from the judge). Generation runs on vLLM when it is
-importable and a GPU is present (or as `--vllm-mode` says), else on transformers. TRL has no
+importable and a GPU is present (or as `--vllm-mode` says), else on transformers' batched
+`generate` (training.speed.generation); a step's completions are scored concurrently. TRL has no
 resampling of zero-variance groups in this version: their share is logged
 (`frac_reward_zero_std`) and reported.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -18,10 +18,14 @@ from typing import Any
 
 from training.config import GspoConfig
 from training.errors import UsageError
+from training.models import load_tokenizer
 from training.parallel import summed
 from training.rewards import make_reward, r3_filter
 from training.rewards.checklist import stored_checks
 from training.rewards.judge import Judge
+from training.speed.batch import with_batch
+from training.speed.generation import compile_decoding, generation_name, generation_settings
+from training.speed.timing import time_steps
 from training.stages.checkpoints import FINAL, save_final
 from training.stages.holdout import decode_columns, encode_columns, holdout_reward
 from training.stages.report import write_stage_report
@@ -31,6 +35,7 @@ from training.stages.runner import (
     checked_stage,
     lora_config,
     processes,
+    prompt_tokens,
     quiet_renames,
     run_in_stage,
     speed_arguments,
@@ -56,25 +61,6 @@ class DecodedReward:
                  **columns: Any) -> list[float | None]:
         return self.inner(prompts=prompts, completions=completions, completion_ids=completion_ids,
                           **decode_columns(columns))
-
-
-def vllm_settings(config: GspoConfig) -> dict[str, Any]:
-    import torch
-
-    available = importlib.util.find_spec("vllm") is not None
-    mode = config.vllm_mode
-    if mode == "auto":
-        mode = "colocate" if available and torch.cuda.is_available() else "off"
-    if mode == "off":
-        # Without vLLM, transformers' continuous batching (paged KV cache) on a GPU.
-        return {"use_vllm": False,
-                "use_transformers_continuous_batching": torch.cuda.is_available()}
-    if not available:
-        raise UsageError(f"--vllm-mode {mode} needs vLLM installed (pip install vllm)")
-    settings: dict[str, Any] = {"use_vllm": True, "vllm_mode": mode}
-    if mode == "server":
-        settings["vllm_server_base_url"] = config.vllm_url
-    return settings
 
 
 def check_prompt_steps(config: GspoConfig, rows: int, where: str = "") -> None:
@@ -129,8 +115,12 @@ def run_gspo(config: GspoConfig) -> int:
     train_rows, holdout_rows = stage_inputs(config, "prompts", "has no RL prompt rows")
     holdout_rows = holdout_rows[:config.eval_prompts]
     train_rows, holdout_rows, checks = with_checks_only(config, train_rows, holdout_rows)
+    config, batch = with_batch(config, lambda: longest_prompt(config, train_rows), stage="gspo",
+                               max_rows=128, multiple_of=config.num_generations,
+                               frozen_copies=frozen_copies(config))
+    config.check()  # the generation batch against the batch now chosen
     check_prompt_steps(config, len(train_rows))
-    generation = vllm_settings(config)
+    generation = generation_settings(config)
     stage = checked_stage(config)
     with ExitStack() as stack:
         stack.enter_context(quiet_renames())
@@ -140,17 +130,33 @@ def run_gspo(config: GspoConfig) -> int:
                   file=sys.stderr)
         reward = make_reward(config.reward, config, judge=judge)
         return run_in_stage(stage, config, lambda out, resume: train(
-            config, out, train_rows, holdout_rows, reward, generation, resume, judge, checks))
+            config, out, train_rows, holdout_rows, reward, generation, resume, judge, checks,
+            batch))
+
+
+def longest_prompt(config: GspoConfig, rows: Rows) -> int:
+    """Tokens of the longest prompt and a full completion: the longest row GSPO trains on."""
+    tokenizer = load_tokenizer(config.model)
+    return max(prompt_tokens(tokenizer, r["prompt"]) for r in rows) + config.max_completion_length
+
+
+def frozen_copies(config: GspoConfig) -> int:
+    """Frozen copies of the model beside the trained one: the KL reference (none with LoRA,
+    whose reference is the base without its adapter) and R3's frozen scorer."""
+    reference = config.beta > 0 and not config.lora
+    return int(reference) + int(config.reward == "r3" and config.r3_policy == "ref")
 
 
 def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, reward: Any,
           generation: dict[str, Any], resume: str | None,
-          judge: Judge | None, checks: dict[str, int] | None = None) -> dict[str, Any]:
+          judge: Judge | None, checks: dict[str, int] | None = None,
+          batch: dict[str, Any] | None = None) -> dict[str, Any]:
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
     dtype, tokenizer, model = start_model(config)
     fast, speed = speed_arguments(model)
+    speed["batch"] = batch
     train_rows, reward = r3_filter.prepare(config, model, tokenizer, train_rows, reward)
     check_prompt_steps(config, len(train_rows), "left by --r3-filter")
     fields = dict(
@@ -169,6 +175,8 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
                           train_dataset=dataset, processing_class=tokenizer,
                           peft_config=lora_config(config),
                           callbacks=list(getattr(reward, "callbacks", [])))
+    speed["compiled_decoding"] = compile_decoding(trainer, config)
+    times = time_steps(trainer)
     before = holdout_reward(trainer.model, tokenizer, holdout_rows, reward,
                             config.max_completion_length)
     seen = _scored(reward)
@@ -188,10 +196,9 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
                                   "prompts": before["prompts"]},
                "reward_stats": stats,
                "zero_std_group_share": sum(zero_std) / len(zero_std) if zero_std else None,
-               "generation": "vllm-" + generation["vllm_mode"] if generation["use_vllm"]
-               else "transformers-paged" if generation.get("use_transformers_continuous_batching")
-               else "transformers",
-               "speed": speed,
+               "generation": generation_name(generation),
+               "generation_batch": args.generation_batch_size,
+               "speed": speed, "time": times.report(),
                "rows": {"train": len(train_rows), "holdout": len(holdout_rows)},
                "lora": config.lora, "merged": config.merge,
                "judge_calls": judge_calls}

@@ -4,7 +4,6 @@ not at all."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -18,6 +17,8 @@ from training.config import TrainConfig
 from training.data.dataset import read_manifest, read_rows
 from training.errors import UsageError
 from training.models import check_model_dir, dtype_for, load_model, load_tokenizer
+from training.speed.kernels import attention_for
+from training.speed.kernels import speed_arguments as speed_arguments  # the stages' import
 from training.stages.checkpoints import StageDir
 
 CHECKPOINTS = "checkpoints"
@@ -37,8 +38,8 @@ def trainer_arguments(config: TrainConfig, out: Path, dtype: Any) -> dict[str, A
         "logging_steps": config.logging_steps, "report_to": "none", "seed": config.seed,
         "dataloader_num_workers": 0, "disable_tqdm": False,
         "dataloader_pin_memory": torch.cuda.is_available(),
-        # TRL's default (saves activation memory), under the name transformers 5 wants.
-        "activation_checkpointing": True,
+        # On unless the batch plan found the batch fits without (training.speed.batch).
+        "activation_checkpointing": config.activation_checkpointing != "off",
     }
 
 
@@ -156,36 +157,11 @@ def run_in_stage(stage: StageDir, config: TrainConfig,
 
 
 def start_model(config: TrainConfig) -> tuple[Any, Any, Any]:
-    """(dtype, tokenizer, model) of --model for --precision, with FlashAttention 2 on a GPU
-    where the flash-attn package is installed (padding-free SFT needs it)."""
+    """(dtype, tokenizer, model) of --model for --precision, with FlashAttention on a GPU where
+    a FlashAttention package is installed (padding-free SFT needs it)."""
     dtype = dtype_for(config.precision)
     return dtype, load_tokenizer(config.model), load_model(config.model, dtype,
                                                            attention=attention_for(dtype))
-
-
-def attention_for(dtype: Any) -> str | None:
-    import torch
-
-    if (torch.cuda.is_available() and dtype != torch.float32
-            and importlib.util.find_spec("flash_attn") is not None):
-        return "flash_attention_2"
-    return None
-
-
-def speed_arguments(model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(TRL/transformers fields, what they are for the report) that make training faster
-    where the setup allows: Liger's fused kernels when liger-kernel is installed, torch's
-    fused AdamW on CUDA."""
-    import torch
-
-    fields: dict[str, Any] = {}
-    if importlib.util.find_spec("liger_kernel") is not None:
-        fields["use_liger_kernel"] = True
-    if torch.cuda.is_available():
-        fields["optim"] = "adamw_torch_fused"
-    attention = getattr(model.config, "_attn_implementation", None) or "eager"
-    return fields, {"attention": attention, "liger": bool(fields.get("use_liger_kernel")),
-                    "optim": fields.get("optim", "adamw_torch")}
 
 
 def trl_arguments(cls: type, config: TrainConfig, out: Path, dtype: Any, **fields: Any) -> Any:
@@ -205,4 +181,7 @@ def quiet_renames() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"`(is_)?gradient_checkpointing\w*` is "
                                 "deprecated", category=FutureWarning)
+        # TRL 1.16 points Liger users at the Hub's kernels, which an offline machine cannot get.
+        warnings.filterwarnings("ignore", message=r"`use_liger_kernel=True` is deprecated",
+                                category=FutureWarning)
         yield

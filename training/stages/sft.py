@@ -13,6 +13,10 @@ from typing import Any
 
 from training.config import SftConfig
 from training.models import load_tokenizer
+from training.speed.batch import with_batch
+from training.speed.kernels import padding_free
+from training.speed.lengths import GROUPED, count_padding
+from training.speed.timing import time_steps
 from training.stages.checkpoints import FINAL, save_final
 from training.stages.report import write_stage_report
 from training.stages.runner import (
@@ -21,6 +25,7 @@ from training.stages.runner import (
     checked_stage,
     fitting_rows,
     lora_config,
+    prompt_tokens,
     run_in_stage,
     speed_arguments,
     stage_inputs,
@@ -43,22 +48,34 @@ def run_sft(config: SftConfig) -> int:
     holdout_rows = fitting_rows("sft", holdout_rows, tokenizer, config.max_length, "rows",
                                 split="holdout")
     check_steps(config, len(train_rows), "sft rows", 1, "")
-    return run_in_stage(checked_stage(config), config,
-                        lambda out, resume: train(config, out, train_rows, holdout_rows, resume))
+    config, batch = with_batch(config, lambda: longest(tokenizer, train_rows, config.max_length),
+                               stage="sft", max_rows=64)
+    return run_in_stage(checked_stage(config), config, lambda out, resume: train(
+        config, out, train_rows, holdout_rows, resume, batch))
+
+
+def longest(tokenizer: Any, rows: Rows, max_length: int) -> int:
+    """Tokens of the longest row (prompt and completion), at most `max_length`."""
+    return min(max_length, max(prompt_tokens(tokenizer, r["prompt"] + r["completion"])
+                               for r in rows))
 
 
 def train(config: SftConfig, out: Path, train_rows: Rows, holdout_rows: Rows,
-          resume: str | None) -> dict[str, Any]:
+          resume: str | None, batch: dict[str, Any] | None = None) -> dict[str, Any]:
     from trl import SFTConfig, SFTTrainer
 
     dtype, tokenizer, model = start_model(config)
     fast, speed = speed_arguments(model)
     # Padding-free packing (rows packed best-fit into --max-length, no pad tokens) is exact
     # only where attention restarts at each row's position 0: the FlashAttention kernels.
-    packed = speed["attention"].startswith("flash_attention")
-    speed["padding_free"] = packed
+    # Elsewhere batches are drawn by length, so that little of each is padding.
+    packed = padding_free(speed["attention"])
+    grouped = config.group_by_length and not packed
+    speed.update(padding_free=packed, grouped_by_length=grouped, batch=batch)
     if packed:
         fast.update(packing=True, packing_strategy="bfd", padding_free=True)
+    elif grouped:
+        fast.update(GROUPED)
     args = trl_arguments(SFTConfig, config, out, dtype, num_train_epochs=config.epochs,
                          learning_rate=config.learning_rate, completion_only_loss=True,
                          max_length=config.max_length,
@@ -68,7 +85,9 @@ def train(config: SftConfig, out: Path, train_rows: Rows, holdout_rows: Rows,
                          eval_dataset=holdout, processing_class=tokenizer,
                          peft_config=lora_config(config))
     before = trainer.evaluate()["eval_loss"] if holdout is not None else None
+    padding, times = count_padding(trainer), time_steps(trainer)
     result = trainer.train(resume_from_checkpoint=resume)
+    speed["padding_share"] = padding.share()
     after = trainer.evaluate()["eval_loss"] if holdout is not None else None
     save_final(trainer, tokenizer, out / FINAL, merge=config.merge)
     tokens = [h["num_tokens"] for h in trainer.state.log_history if "num_tokens" in h]
@@ -77,6 +96,7 @@ def train(config: SftConfig, out: Path, train_rows: Rows, holdout_rows: Rows,
                "tokens": int(tokens[-1]) if tokens else None,
                "holdout_loss": {"before": before, "after": after},
                "rows": {"train": len(train_rows), "holdout": len(holdout_rows)},
-               "lora": config.lora, "merged": config.merge, "speed": speed}
+               "lora": config.lora, "merged": config.merge, "speed": speed,
+               "time": times.report()}
     write_stage_report(out, "sft", trainer.state.log_history, summary)
     return summary

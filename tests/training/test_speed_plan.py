@@ -1,0 +1,141 @@
+"""The batch planned from free GPU memory, and how the stages make --batch-size, --grad-accum and
+activation checkpointing concrete: pure functions, checked on the CPU with a GPU's numbers."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from training.config import GspoConfig, SftConfig
+from training.errors import UsageError
+from training.speed import batch as batch_module
+from training.speed.memory import (
+    GIB,
+    USABLE,
+    ModelShape,
+    fixed_bytes,
+    plan_batch,
+    shape_of,
+    token_bytes,
+)
+
+# Qwen2.5-0.5B (494 M parameters, tied embeddings)
+QWEN = ModelShape(parameters=494_032_768, layers=24, hidden=896, intermediate=4864,
+                  vocab=151_936)
+H100_FREE = 78 * GIB
+
+
+def used(plan, shape: ModelShape, seq_len: int, **kw) -> int:
+    return (fixed_bytes(shape, **kw)
+            + plan.batch_size * seq_len * token_bytes(shape, plan.activation_checkpointing))
+
+
+def test_an_h100_holds_a_large_batch_without_recomputing_activations():
+    plan = plan_batch(H100_FREE, QWEN, 1500)
+    assert plan.grad_accum == 1 and not plan.activation_checkpointing
+    assert 16 <= plan.batch_size <= 64
+    assert used(plan, QWEN, 1500) <= H100_FREE * USABLE
+    # one row more would not have fitted
+    bigger = dataclasses.replace(plan, batch_size=plan.batch_size + 1)
+    assert used(bigger, QWEN, 1500) > H100_FREE * USABLE
+
+
+def test_less_memory_checkpoints_then_accumulates_but_a_step_keeps_eight_rows():
+    plans = [plan_batch(gib * GIB, QWEN, 2048) for gib in (80, 40, 20, 12, 9)]
+    assert [p.activation_checkpointing for p in plans][:2] == [False, False]
+    assert any(p.activation_checkpointing for p in plans)
+    assert plans[-1].grad_accum > 1
+    for gib, p in zip((80, 40, 20, 12, 9), plans, strict=True):
+        assert p.batch_size * p.grad_accum >= 8
+        if gib > 9:  # 9 GiB holds no row of 2,048 tokens: see the next test
+            assert used(p, QWEN, 2048) <= gib * GIB * USABLE
+
+
+def test_without_room_for_one_row_the_step_is_eight_micro_batches_of_one():
+    plan = plan_batch(7 * GIB, QWEN, 32_768)
+    assert (plan.batch_size, plan.grad_accum, plan.activation_checkpointing) == (1, 8, True)
+
+
+@pytest.mark.parametrize("gib", [6, 8, 10, 14, 20, 40, 80, 140])
+def test_a_gspo_step_is_whole_groups(gib):
+    plan = plan_batch(gib * GIB, QWEN, 1300, min_rows=6, multiple_of=6, max_rows=128,
+                      frozen_copies=1)
+    assert (plan.batch_size * plan.grad_accum) % 6 == 0
+    assert plan.batch_size <= 128
+
+
+def test_max_rows_caps_and_checkpointing_can_be_forced():
+    assert plan_batch(H100_FREE, QWEN, 128, max_rows=64).batch_size == 64
+    forced = plan_batch(H100_FREE, QWEN, 1500, checkpointing=True)
+    assert forced.activation_checkpointing and forced.batch_size == 64
+    kept = plan_batch(12 * GIB, QWEN, 2048, checkpointing=False)
+    assert not kept.activation_checkpointing and kept.batch_size * kept.grad_accum == 8
+
+
+def test_lora_and_reference_copies_change_the_room_left():
+    full = plan_batch(24 * GIB, QWEN, 2048, max_rows=512)
+    lora = plan_batch(24 * GIB, QWEN, 2048, max_rows=512, trainable=0.05)
+    with_reference = plan_batch(24 * GIB, QWEN, 2048, max_rows=512, frozen_copies=1)
+    assert lora.batch_size > full.batch_size > with_reference.batch_size
+
+
+def test_shape_of_a_transformers_config():
+    from transformers import Qwen2Config
+
+    config = Qwen2Config(hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                         num_attention_heads=14, num_key_value_heads=2, vocab_size=151_936)
+    assert shape_of(config, 494_032_768) == QWEN
+
+
+def sft_config(**kw) -> SftConfig:
+    return SftConfig(data="d", model="m", out="o", **kw)
+
+
+def test_on_the_cpu_the_batch_is_what_it_always_was(monkeypatch):
+    monkeypatch.setattr(batch_module, "free_gpu_bytes", lambda: None)
+
+    def never() -> int:
+        raise AssertionError("the CPU needs no sequence length")
+
+    config, report = batch_module.with_batch(sft_config(), never, stage="sft")
+    assert (config.batch_size, config.grad_accum, config.activation_checkpointing) == (8, 1, "on")
+    assert report["chosen"] == "default"
+    config, report = batch_module.with_batch(
+        sft_config(batch_size=2, grad_accum=3, activation_checkpointing="off"), never,
+        stage="sft")
+    assert (config.batch_size, config.grad_accum, config.activation_checkpointing) == (2, 3, "off")
+    assert report["chosen"] == "given"
+
+
+def on_a_gpu(monkeypatch, free: int = H100_FREE) -> None:
+    monkeypatch.setattr(batch_module, "free_gpu_bytes", lambda: free)
+    monkeypatch.setattr(batch_module, "model_shape", lambda model: QWEN)
+
+
+def test_on_a_gpu_what_was_not_given_is_planned(monkeypatch, capsys):
+    on_a_gpu(monkeypatch)
+    config, report = batch_module.with_batch(sft_config(), lambda: 1500, stage="sft")
+    expected = plan_batch(H100_FREE, QWEN, 1500)
+    assert (config.batch_size, config.grad_accum) == (expected.batch_size, 1)
+    assert config.activation_checkpointing == "off"
+    assert report["chosen"] == "memory" and report["seq_len"] == 1500
+    assert f"--batch-size {expected.batch_size} --grad-accum 1" in capsys.readouterr().err
+    # A batch given is kept; checkpointing goes off only if it fits without.
+    config, report = batch_module.with_batch(sft_config(batch_size=4), lambda: 1500,
+                                             stage="sft")
+    assert (config.batch_size, config.activation_checkpointing) == (4, "off")
+    config, _ = batch_module.with_batch(sft_config(batch_size=512), lambda: 1500, stage="sft")
+    assert config.activation_checkpointing == "on"
+
+
+def test_gspo_on_a_gpu_plans_whole_groups_with_the_reference_model(monkeypatch):
+    on_a_gpu(monkeypatch)
+    config = GspoConfig(data="d", model="m", out="o", reward="r3", num_generations=6)
+    resolved, _ = batch_module.with_batch(config, lambda: 290, stage="gspo", max_rows=128,
+                                          multiple_of=6, frozen_copies=1)
+    assert resolved.batch_size % 6 == 0 and resolved.batch_size <= 128
+    resolved.check()
+    with pytest.raises(UsageError, match="must be a multiple of --num-generations"):
+        batch_module.with_batch(dataclasses.replace(config, batch_size=4), lambda: 290,
+                                stage="gspo", multiple_of=6)
