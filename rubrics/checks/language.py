@@ -15,10 +15,10 @@ NAMES = {"en": "English", "zh": "Chinese", "fr": "French", "de": "German", "es":
          "ja": "Japanese", "ko": "Korean", "ru": "Russian", "it": "Italian", "pt": "Portuguese",
          "nl": "Dutch", "sv": "Swedish", "fi": "Finnish", "pl": "Polish", "tr": "Turkish",
          "vi": "Vietnamese", "id": "Indonesian", "sw": "Swahili", "uk": "Ukrainian",
-         "el": "Greek", "he": "Hebrew", "ar": "Arabic", "fa": "Persian", "ur": "Urdu",
-         "hi": "Hindi", "mr": "Marathi", "ne": "Nepali", "bn": "Bengali", "pa": "Punjabi",
-         "gu": "Gujarati", "ta": "Tamil", "te": "Telugu", "kn": "Kannada", "ml": "Malayalam",
-         "th": "Thai"}
+         "bg": "Bulgarian", "el": "Greek", "he": "Hebrew", "ar": "Arabic", "fa": "Persian",
+         "ur": "Urdu", "hi": "Hindi", "mr": "Marathi", "ne": "Nepali", "bn": "Bengali",
+         "pa": "Punjabi", "gu": "Gujarati", "ta": "Tamil", "te": "Telugu", "kn": "Kannada",
+         "ml": "Malayalam", "th": "Thai"}
 LANGUAGES = tuple(NAMES)
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -36,6 +36,7 @@ _SCRIPT = {name: re.compile(f"[{chars}]") for name, chars in _SCRIPTS.items()}
 _TOKEN = re.compile(r"[^\s\d.,;:!?¿¡\"'()\[\]{}«»“”‘’„/\\–—-]+")
 # letters of a shared script that one of its languages alone uses
 _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
+_RUSSIAN = re.compile(r"[ыэёЫЭЁ]")
 _URDU = re.compile(r"[ٹڈڑںےۓ]")
 _PERSIAN = re.compile(r"[پچژگی]")
 _VIETNAMESE = re.compile(r"[ơưđƠƯĐạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
@@ -64,6 +65,8 @@ STOPWORDS: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang,
     "hi": "है हैं और का की के में से को यह नहीं था थी भी एक पर लिए",
     "mr": "आहे आहेत आणि हे ते या व की ला मध्ये होते नाही एक पण",
     "ne": "छ छन् र हो को मा लाई पनि गर्न थियो यो त्यो एक भन्ने",
+    "ru": "и в не на я что он с как а то все она так его но ты к у же вы бы по это был",
+    "bg": "и на за се е да от в с не са по като това той тя ще бъде съм беше към във",
 }.items()}
 # the languages a shared script may be, the first one the default
 _SHARED = {"latin": ("en", "fr", "de", "es", "it", "pt", "nl", "sv", "fi", "pl", "tr", "vi",
@@ -84,7 +87,9 @@ def _by_stopwords(text: str, languages: tuple[str, ...]) -> str:
 def _within(script: str, text: str) -> str:
     """Which language of a script several share `text` is in."""
     if script == "cyrillic":
-        return "uk" if _UKRAINIAN.search(text) else "ru"
+        if _UKRAINIAN.search(text):
+            return "uk"
+        return "ru" if _RUSSIAN.search(text) else _by_stopwords(text, ("ru", "bg"))
     if script == "arabic":
         return "ur" if _URDU.search(text) else "fa" if _PERSIAN.search(text) else "ar"
     if script == "latin" and len(_VIETNAMESE.findall(text)) >= 2:

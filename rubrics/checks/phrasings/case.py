@@ -112,7 +112,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?大写(?:字母|英文)?(?!的?(?:英文)?(?:单词|词))",
      _whole("uppercase")),
     # how many words in capitals
-    (rf"\b{_QN}\s+(?:\w+\s+){{0,2}}?words?\s+(?:(?:should|must|need\s+to|needs\s+to|to|will)\s+"
+    (rf"\b{_QN}\s+(?:\w+\s+){{0,2}}?words?\s+(?:(?:that|which)\s+(?:are|is)\s+)?(?:(?:should|must|"
+     r"need\s+to|needs\s+to|to|will)\s+"
      r"(?:be\s+)?)?(?:(?:written|typed|put|set|fully|entirely|completely)\s+)*(?:in|using|with)"
      rf"\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}", _capital_words),
     (rf"\b(?:use|write\s+in|put\s+in|type\s+in)\s+(?:all[\s-]+|full[\s-]+)?(?:caps|capitals|"
@@ -120,7 +121,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}"
      r"\s+(?:(?:should|must|need\s+to|needs\s+to|to|will)\s+)?(?:appear|occur|show\s+up|be\s+"
      rf"used|be\s+present|be\s+included)?\s*{_TIMES_EN}", _capital_words),
-    (rf"\b(?:number|count)\s+of\s+(?:words\s+in\s+(?:all[\s-]+)?{_CAPS}|{_ALL_CAPS_ADJ}\s+words)"
+    (rf"\b(?:number|count)\s+of\s+(?:words\s+(?:in|with|using|written\s+in)\s+(?:all[\s-]+)?{_CAPS}|"
+     rf"{_ALL_CAPS_ADJ}\s+words)"
      r"\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to)\s+)?(?:be\s+|is\s+)?"
      rf"{_QN}\b", _capital_words),
     (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"

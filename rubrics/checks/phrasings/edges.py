@@ -37,7 +37,8 @@ _WITH = (r"(?:with|by\s+(?:saying|writing)|on)\s+(?:(?:the|this|that|these|a|an)
          r"question|statement|quote|sign[\s-]?off|greeting|salutation|text)\s*)?(?:[:,]\s*)?")
 # the same, before a phrase with no quotes: "with the exact phrase", "with:"
 _WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following)\s+(?:phrase|"
-              r"sentence|line|words?)\s*:?|(?:phrase|sentence|line|words?)\s*:)|\s*:)\s*")
+              r"sentence|line|words?)\s*:?|(?:phrase|sentence|line|words?)\s*:|(?:phrase|sentence|"
+              r"line)\s+(?=(?-i:[A-Z])))|\s*:)\s*")
 # a phrase asked of something the request asks about: "describe how the film ends with ..."
 _ABOUT = re.compile(r"\b(?:how|why|whether)\b[^.;!?\n]*$", re.I)
 # a part as the subject of the verb: "paragraph 2 must begin with", "the first must start with"

@@ -92,6 +92,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"whole\s+)?(?:response|answer|reply|output|text))|in\s+(?:your|the)\s+(?:entire\s+|"
      rf"whole\s+)?(?:response|answer|reply|output))", _code),
     (rf"\bonly\s+use\s+{LANG_EN}\b", _code),
+    (rf"\b(?:use|using)\s+(?:only|exclusively|solely)\s+(?:the\s+)?{LANG_EN}{_END_EN}", _code),
     # "in Vietnamese only", "(in Korean, please)", "in Spanish, no English"
     (rf"\b(?:in|using)\s+{LANG_EN}\s+only\b", _code),
     (rf"\(\s*(?:all\s+|only\s+|entirely\s+)?in\s+{LANG_EN}"

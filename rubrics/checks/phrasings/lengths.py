@@ -108,6 +108,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
      r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
      r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
+    # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
+    (rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
+     r"(?!each\b|per\b|long\b)[a-z]+", _opening_count),
     # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
     (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
      rf"\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),
@@ -151,6 +154,9 @@ RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
      r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
      r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
+    # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
+    (rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
+     r"(?!each\b|per\b|long\b)[a-z]+", _opening_count),
     # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
     (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
      rf"\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),

@@ -76,7 +76,8 @@ def _some_marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count("highlight_count", "at least", 1)
 
 
-_HIGHLIGHT_VERBS = (r"(?:highlight|bold|boldface|embolden|italici[sz]e|(?:bold|italici[sz]e)\s+"
+_HIGHLIGHT_VERBS = (r"(?:highlight(?:ing)?|bold(?:ing)?|boldface|embolden|italici[sz](?:e|ing)|"
+                    r"(?:bold|italici[sz]e)\s+"
                     r"(?:or|and|and/or)\s+(?:bold|italici[sz]e)|mark\s+up|use\s+markdown\s+to\s+"
                     r"(?:highlight|emphasi[sz]e|bold|mark))")
 
@@ -115,6 +116,10 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"emphasi[sz]e))\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b", _marked),
     (rf"\b(?:put|set|make|write|format|mark)\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|"
      rf"{_SOFT_NOUNS})\s+(?:in\s+)?(?:bold|italics?|boldface)\b", _marked),
+    # "at least 3 sections highlighted with markdown", "2 phrases in bold"
+    (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+(?:(?:should|must|need\s+to)\s+"
+     r"be\s+|are\s+|is\s+)?(?:highlighted|bolded|italici[sz]ed|emphasi[sz]ed\s+(?:with|in|using)\s+"
+     r"markdown|in\s+(?:bold|italics?))\b", _marked),
     # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
     (rf"\bhighlight\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)[^.;!?\n]{{1,50}}?\s+(?:with|using|"
      r"in)\s+markdown\b", _some_marked),

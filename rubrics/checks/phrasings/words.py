@@ -146,6 +146,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:use|using|mention|mentioning|include|including|repeat|repeating|say|saying|write|"
      rf"feature|featuring|name)\s+(?P<words>{_QUOTE_LIST})\s*,?"
      rf"\s+{_TIMES_EN}", _used("use")),
+    (rf"\b(?:use|using|mention|mentioning|say|saying|repeat|repeating)\s+(?P<bare>{_BARE_ITEM})"
+     rf"\s+{_TIMES_EN}", _used("use")),
     (rf"\b(?:use|mention|include|say|write|name)\s+(?P<words>{_QUOTE_LIST})\s+(?:somewhere\s+)?"
      r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
      r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use")),
