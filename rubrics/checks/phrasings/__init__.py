@@ -37,6 +37,7 @@ from rubrics.checks.phrasings.common import (
     relation_of,
 )
 from rubrics.checks.phrasings.edges import RULES as EDGE_RULES
+from rubrics.checks.phrasings.language import LANGUAGE_NAMES
 from rubrics.checks.phrasings.language import RULES as LANGUAGE_RULES
 from rubrics.checks.phrasings.lengths import RULES as LENGTH_RULES
 from rubrics.checks.phrasings.marks import RULES as MARK_RULES
@@ -102,8 +103,9 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     # (not the length of a text the request gives: "translate these 20 words", "summarize this
     # 2000-word article")
     (r"(?<![\w,.\-–—~])(?<!these\s)(?<!those\s)(?<!the\s)(?<!this\s)(?<!that\s)(?<!my\s)"
-     r"(?<!our\s)(?<!his\s)(?<!her\s)(?<!their\s)(\d{1,3}(?:,\d{3})+|\d{2,6})(?:\s+|-)words?\b",
-     _words("about")),
+     r"(?<!our\s)(?<!his\s)(?<!her\s)(?<!their\s)(?<!list\sof\s)(\d{1,3}(?:,\d{3})+|\d{2,6})"
+     r"(?:\s+|-)words?\b(?!\s+(?:that|which|from|related|starting|beginning|ending|in\s+(?:"
+     rf"{LANGUAGE_NAMES})\b))", _words("about")),
     # English counts of parts ("3 sentences or fewer" before "in 3 sentences": the longer
     # reading wins)
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"

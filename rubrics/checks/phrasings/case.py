@@ -92,6 +92,13 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"(?:使用|出现|用|有)?(?:任何)?大写字母", _whole("lowercase")),
     (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
      _whole("lowercase")),
+    # "keep all letters lowercase", "make everything uppercase"
+    (rf"\b(?:keep|make|have|set)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything|it\s+all|"
+     rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?{_LOWER}"
+     rf"{_NOT_CONTRASTED}", _whole("lowercase")),
+    (rf"\b(?:keep|make|have|set)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything|it\s+all|"
+     rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?"
+     rf"(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}", _whole("uppercase")),
     # a terse sentence of its own: "Haiku. Lowercase. No commas."
     (r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+)?lower[\s-]*case(?:\s+only)?\s*(?=[.!;\n]|$)",
      _whole("lowercase")),

@@ -32,8 +32,8 @@ _PART = (r"(?:each|every|all|any|(?:the\s+)?(?:first|second|third|fourth|fifth|l
 _OBJECT = (rf"(?:(?!{_PART})(?:it|(?:your|the|this|my)\s+(?:(?:entire|whole|full|final)\s+)?"
            r"[\w-]+(?:\s+(?:post|letter|message|note|answer|response|reply))?)\s+)?")
 # what introduces the phrase: "with the exact sentence:", "by saying", "on the line"
-_WITH = (r"(?:with|by\s+(?:saying|writing)|on)\s+(?:(?:the|this|that|these|a|an)\s+)?"
-         r"(?:(?:exact|precise|following|same|very)\s+)?(?:(?:phrase|sentence|line|words?|"
+_WITH = (r"(?:with|by\s+(?:saying|writing)|on)(?:\s+|\s*(?=[:,]))"
+         r"(?:(?:the|this|that|these|a|an)\s+)?(?:(?:exact|precise|following|same|very)\s+)?(?:(?:phrase|sentence|line|words?|"
          r"question|statement|quote|sign[\s-]?off|greeting|salutation|text)\s*)?(?:[:,]\s*)?")
 # the same, before a phrase with no quotes: "with the exact phrase", "with:"
 _WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following)\s+(?:phrase|"

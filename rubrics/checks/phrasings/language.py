@@ -38,7 +38,8 @@ def _alternation(names: object) -> str:
     return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))  # type: ignore[attr-defined]
 
 
-LANG_EN = rf"(?P<lang>{_alternation(CODE_EN)})"
+LANGUAGE_NAMES = _alternation(CODE_EN)
+LANG_EN = rf"(?P<lang>{LANGUAGE_NAMES})"
 LANG_ZH = rf"(?P<lang>{_alternation(CODE_ZH)})"
 # after the language's name: the end of the requirement, never a noun it qualifies ("in French
 # schools", "in German cities")
@@ -115,6 +116,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _code),
     (rf"(?:用|使用|以|采用)\s*{LANG_ZH}\s*(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|"
      r"创作|进行回答)", _code),
+    # a language alone in a list of requirements: "（英文，不超过60个单词）", "要求：英文，…"
+    (rf"(?:[（(]|要求[：:])\s*(?:全文)?(?:使用|用)?{LANG_ZH}(?:撰写|书写|回答|写作)?\s*(?=[，,、;；)）])",
+     _code),
     (rf"(?:回答|回复|输出)(?:的)?语言\s*(?:(?:必须|应|应该|需|要|须)?(?:是|为)|[：:])\s*{LANG_ZH}",
      _code),
     # "only German is allowed", "no language other than German"

@@ -13,6 +13,7 @@ from typing import Any
 from rubrics.checks.numbers import EN_COMPOUND, EN_NUMBER, ZH_NUMBER, about, to_int
 from rubrics.checks.phrasings.common import (
     _PART_ADJECTIVE_EN,
+    _QUALIFIER_EN,
     _ZH_AT_LEAST,
     _ZH_AT_MOST,
     _ZH_LESS_THAN,
@@ -21,6 +22,7 @@ from rubrics.checks.phrasings.common import (
     _count,
     _unit_extra,
     _unit_kind,
+    relation_of,
 )
 from rubrics.checks.phrasings.short import _NOT_RANGE_EN, zh_relation_of
 
@@ -38,6 +40,14 @@ def _bound(relation: str) -> Build:
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         return _count("word_count", relation, to_int(m.group("n")))
     return build
+
+
+def _labelled(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A labelled word count: its qualifier's relation, about N with none."""
+    n = to_int(m.group("n"))
+    if m.group("q"):
+        return _count("word_count", relation_of(m.group("q")), n)
+    return [] if n is None else _count("word_count", "between", *about(n))
 
 
 def _in_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -73,7 +83,8 @@ def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})"
 _ZH_WORD = r"\s*个?(?:英文|英语)?(?:单词|词)(?![语汇组典])"
-_MARKER = r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+X\b[\"'”’`]?"
+# "SECTION X" stands for SECTION 1, SECTION 2...; "Day 1, Day 2 and Day 3" names them
+_MARKER = r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+(?:X|1)\b[\"'”’`]?"
 
 _RULES: tuple[tuple[str, Build], ...] = (
     # a bound a negation turns: "don't go over 120 words", "never write more than 80 words"
@@ -108,6 +119,13 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
      r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
      r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
+    # a labelled word count: "Word count: at least 500", "Word count: 300"
+    (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{_QUALIFIER_EN})\s*)?{_N}(?!\s*(?:-|–|to)\s*\d)",
+     _labelled),
+    # headings counted in Chinese: "包含至少3个二级标题"
+    (rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个(?:[一二三]级|小|子)?"
+     r"标题", lambda m: _count("heading_count", zh_relation_of(m.group("q") or ""),
+                            to_int(m.group("n")))),
     # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
     (rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
      r"(?!each\b|per\b|long\b)[a-z]+", _opening_count),
@@ -154,6 +172,13 @@ RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
      r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
      r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
+    # a labelled word count: "Word count: at least 500", "Word count: 300"
+    (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{_QUALIFIER_EN})\s*)?{_N}(?!\s*(?:-|–|to)\s*\d)",
+     _labelled),
+    # headings counted in Chinese: "包含至少3个二级标题"
+    (rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个(?:[一二三]级|小|子)?"
+     r"标题", lambda m: _count("heading_count", zh_relation_of(m.group("q") or ""),
+                            to_int(m.group("n")))),
     # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
     (rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
      r"(?!each\b|per\b|long\b)[a-z]+", _opening_count),

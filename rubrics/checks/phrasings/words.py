@@ -50,7 +50,8 @@ _NOUN = r"(?:key\s*)?(?:words?|terms?|phrases?|keywords?|expressions?)\b"
 _USE = (r"(?:use|using|uses|include|including|includes|mention|mentioning|mentions|say|saying|"
         r"write|writing|repeat|incorporate|incorporating|contain|containing|contains|feature|"
         r"featuring|work|weave|slip|fit|insert|add|put|employ|utili[sz]e|integrate|have|has|"
-        r"state|drop|get|bring|sprinkle|name|reference|cite)")
+        r"state|drop|get|bring|sprinkle|name|reference|cite|(?:throw|toss|sneak|slip|drop|"
+        r"work|fit)\s+in)")
 # a negation before the verb, in the same clause: "do not", "you are not allowed to", "never"
 _NEGATED = re.compile(
     r"\b(?:not(?!\s+(?:only|just|forget))|never(?!\s+forget)|no(?!\s+(?:more|less|fewer|longer|"
@@ -167,6 +168,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # and 'y' must not appear", "'x' is banned"
     (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:{_MODAL}\s+)?"
      rf"(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+\w+\s+)?{_TIMES_EN}", _used("use")),
+    (rf"(?P<words>{_QUOTE_LIST})\s+(?:{_MODAL}\s+)?(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+"
+     rf"\w+\s+)?{_TIMES_EN}", _used("use")),
     (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:(?:should|"
      r"must|may|can|is\s+to|are\s+to)\s*(?:not|n't)|(?:does|do)\s*(?:not|n't)|never)\s+(?:ever\s+)?"
      rf"(?:{_APPEAR}|be\s+(?:said|written|mentioned|included|present))", _used("forbid")),
