@@ -26,7 +26,10 @@ EN_COMPOUND = (rf"(?:(?:(?:{_UNIT_WORD}|a)\s+hundred(?:\s+(?:and\s+)?{_BELOW_100
                rf"(?:{_UNIT_WORD}|a)\s+thousand(?:\s+(?:and\s+)?{_BELOW_100})?|"
                rf"(?:{_TEN_WORD})[\s-](?:{_UNIT_WORD})|(?:{_TEN_WORD}))\b(?![\s-]+(?:hundred|"
                r"thousand)\b))")
-EN_NUMBER = (r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s*[kK]\b|\d+|" + EN_COMPOUND + "|"
+# (a number starts a word, with a character a number can start with: the lookaround spares the
+# long alternation at every other position of a text)
+EN_NUMBER = (r"(?<![A-Za-z])(?=[\dzotfsenhaZOTFSENHA])"
+             r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s*[kK]\b|\d+|" + EN_COMPOUND + "|"
              + "|".join(sorted((re.escape(w) for w in _EN), key=len, reverse=True)) + ")")
 ZH_NUMBER = r"(?:\d+(?:\.\d+)?\s*万|\d+|[零〇一二两三四五六七八九十百千万]+)"
 

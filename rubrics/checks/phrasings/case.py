@@ -20,6 +20,7 @@ from rubrics.checks.phrasings.common import (
     _ZH_AT_MOST,
     _ZH_LESS_THAN,
     _ZH_MORE_THAN,
+    _ZH_START,
     Build,
     _count,
 )
@@ -69,8 +70,8 @@ def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count("capital_word_count", relation, n)
 
 
-_QN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|less)|"
-       r"at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?")
+_QN = (rf"\b(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
+       r"less)|at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?")
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
 _ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写)(?:的)?(?:英文)?(?:单词|词)"
 _ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)?|"
@@ -136,7 +137,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"words\b", _capital_words),
     (rf"{_ZH_CAPS_WORD}[^。；！？\n]{{0,8}}?{_ZH_Q}\s*(?:出现|使用|有)\s*(?P<n>{ZH_NUMBER})\s*次",
      _capital_words),
-    (rf"{_ZH_Q}\s*(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个{_ZH_CAPS_WORD}", _capital_words),
+    (rf"{_ZH_START}{_ZH_Q}\s*(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个{_ZH_CAPS_WORD}",
+     _capital_words),
 )
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(

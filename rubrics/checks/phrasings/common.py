@@ -129,6 +129,9 @@ def _phrase(kind: str) -> Build:
 
 
 
+# a Chinese pattern that opens with an optional qualifier starts at a Chinese character or a
+# digit: the lookahead spares its alternations at every other position of a text
+_ZH_START = r"(?=[\u3400-\u9fff\d])"
 # Chinese qualifiers of a count
 _ZH_AT_LEAST = r"不少于|不低于|至少|最少|不得少于|不能少于|不小于|不应少于|须达到|需达到"
 _ZH_MORE_THAN = r"(?<!不)(?:超过|多于|大于)"

@@ -18,6 +18,7 @@ from rubrics.checks.phrasings.common import (
     _ZH_AT_MOST,
     _ZH_LESS_THAN,
     _ZH_MORE_THAN,
+    _ZH_START,
     Build,
     _count,
     _unit_extra,
@@ -109,7 +110,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
      _in_words),
     # an English length asked in Chinese
-    (rf"{_ZH_Q}\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("stated")),
+    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("stated")),
     (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most")),
     (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least")),
     (rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about")),
@@ -137,70 +138,6 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
      r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked),
 )
-
-
-RULES: tuple[tuple[str, Build], ...] = (
-    # a bound a negation turns: "don't go over 120 words", "never write more than 80 words"
-    (rf"\b(?:don't|do\s+not|never|shouldn't|should\s+not|must\s+not|mustn't|cannot|can't|not\s+"
-     r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
-     rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)\s+{_N}{_WORDS}",
-     _bound("at most")),
-    (rf"\b(?:don't|do\s+not|never|shouldn't|should\s+not|must\s+not|cannot|can't|not\s+to)\s+"
-     rf"(?:(?:go|be|fall|write|use)\s+)?(?:under|below|less\s+than|fewer\s+than|shorter\s+than)\s+"
-     rf"{_N}{_WORDS}", _bound("at least")),
-    # a labelled limit: "word limit: 250", "maximum word count of 300", "minimum word count: 300"
-    (rf"\b(?:word\s+(?:limit|cap|max(?:imum)?|ceiling|budget)|max(?:imum)?\s+(?:word\s+count|"
-     rf"length))\s*(?:[:：=]|of|is|:\s*max(?:imum)?)?\s*{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|"
-     r"pages?|minutes?|%))", _bound("at most")),
-    (rf"\b(?:minimum\s+(?:word\s+count|length)|word\s+(?:minimum|floor))\s*(?:[:：=]|of|is)?\s*"
-     rf"{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|pages?|minutes?|%))", _bound("at least")),
-    # "tops 100 words", "100 words tops"
-    (rf"\btops\s+{_N}{_WORDS}", _bound("at most")),
-    (rf"{_N}{_WORDS}\s+(?:tops|top|max|at\s+the\s+(?:most|max)|or\s+(?:under|below|so\s+max))\b",
-     _bound("at most")),
-    # a length in number words: "write one hundred and fifty words"
-    (rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
-     _in_words),
-    # an English length asked in Chinese
-    (rf"{_ZH_Q}\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("stated")),
-    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most")),
-    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least")),
-    (rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about")),
-    (rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about")),
-    # a count of parts opening its clause: "four paragraphs separated by ***"
-    (rf"(?:^|(?<=[,:;(—])|(?<=[.!?]\s)|(?<=\n))\s*{_NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
-     rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
-     r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
-     r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
-    # a labelled word count: "Word count: at least 500", "Word count: 300"
-    (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{_QUALIFIER_EN})\s*)?{_N}(?!\s*(?:-|–|to)\s*\d)",
-     _labelled),
-    # headings counted in Chinese: "包含至少3个二级标题"
-    (rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个(?:[一二三]级|小|子)?"
-     r"标题", lambda m: _count("heading_count", zh_relation_of(m.group("q") or ""),
-                            to_int(m.group("n")))),
-    # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
-    (rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
-     r"(?!each\b|per\b|long\b)[a-z]+", _opening_count),
-    # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
-    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
-     rf"\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),
-    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
-     rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
-     r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
-     r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked),
-)
-
-
-class _Either:
-    """The number of whichever alternative matched, as group "n"."""
-
-    def __init__(self, match: re.Match[str]) -> None:
-        self._n = match.group("n") or match.group("m")
-
-    def group(self, _: str) -> str:
-        return self._n
-
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
     (re.compile(p, _I), b) for p, b in _RULES)

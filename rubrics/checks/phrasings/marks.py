@@ -21,6 +21,7 @@ from rubrics.checks.phrasings.common import (
     _ZH_AT_MOST,
     _ZH_LESS_THAN,
     _ZH_MORE_THAN,
+    _ZH_START,
     Build,
     _count,
     _flag,
@@ -47,7 +48,7 @@ _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|port
           r"bits?|pieces?\s+of\s+text|text\s+(?:parts|sections))")
 _SOFT_NOUNS = r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?|things?|places?)"
 _MARKDOWN = re.compile(r"markdown|asterisk|\*|\bbold|\bitalic", re.I)
-_QN = rf"{_NOT_RANGE_EN}(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
+_QN = rf"{_NOT_RANGE_EN}\b(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
 _ZH_MARK = r"(?:加粗|粗体|高亮|突出显示|标粗|斜体|标亮)"
 
@@ -104,7 +105,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: _count(
         "placeholder_count", "at least" if m.group("more") else relation_of(m.group("q") or ""),
         to_int(m.group("n")))),
-    (rf"{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)[^。；\n]{{0,12}}?"
+    (rf"{_ZH_START}{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)[^。；\n]{{0,12}}?"
      r"占位符", lambda m: _count("placeholder_count", zh_relation_of(m.group("q") or ""),
                               to_int(m.group("n")))),
     # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases"
@@ -131,9 +132,10 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"(?:should\s+be\s+|must\s+be\s+)?in\s+bold\b", _some_marked),
     # Chinese: "用markdown加粗至少3个关键词", "至少突出显示两个部分", "重点信息加粗"
     (rf"{_ZH_MARK}(?:显示|标出|标注)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)", _marked),
-    (rf"{_ZH_Q}\s*{_ZH_MARK}(?:显示|标出|标注)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)", _marked),
-    (rf"{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)[^。；，,\n]{{0,10}}?(?:用|使用|以)?(?:markdown)?"
-     rf"{_ZH_MARK}", _marked),
+    (rf"{_ZH_START}{_ZH_Q}\s*{_ZH_MARK}(?:显示|标出|标注)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)",
+     _marked),
+    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)[^。；，,\n]{{0,10}}?(?:用|使用|以)?"
+     rf"(?:markdown)?{_ZH_MARK}", _marked),
     (r"(?:重点|关键|重要)(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
      r"(?:用|使用|以)?(?:加粗|粗体)", _some_marked),
 )

@@ -18,7 +18,14 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.common import _QUALIFIER_EN, _ZH_AT_LEAST, _ZH_AT_MOST, Build, _count
+from rubrics.checks.phrasings.common import (
+    _QUALIFIER_EN,
+    _ZH_AT_LEAST,
+    _ZH_AT_MOST,
+    _ZH_START,
+    Build,
+    _count,
+)
 from rubrics.checks.phrasings.short import (
     _QUOTE_LIST,
     _TIMES_EN,
@@ -195,9 +202,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?P<words>{_QUOTE_LIST})\s*等?(?:关键词|关键字)", _zh_used("use")),
     (rf"(?P<words>{_QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词|这几个词)?\s*(?:在[^。；\n]{{0,8}}中)?"
      rf"\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
-    (rf"(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<words>{_QUOTE_LIST})\s*"
+    (rf"{_ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*"
+     rf"(?P<words>{_QUOTE_LIST})\s*"
      rf"(?:这个词|一词)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
-    (rf"(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次"
+    (rf"{_ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*"
+     rf"(?P<n>{ZH_NUMBER})\s*次"
      rf"\s*(?P<words>{_QUOTE_LIST})", _zh_used("use")),
     # Chinese, forbidden: "不得出现“第一”这个词", "禁止使用“最好”“第一”等词语"
     (rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})?[：:]?\s*"
