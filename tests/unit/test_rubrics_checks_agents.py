@@ -19,7 +19,7 @@ from rubrics.checks.extract import check_item_schema, checks_schema, from_agent,
 from rubrics.packs import PackLibrary
 
 REQUEST = ("Write a product description for teenagers in about 100 words, all lowercase, "
-           "and close on 'Grab yours today!'")
+           "and let the last thing the reader sees be 'Grab yours today!'")
 QUERY = [{"role": "user", "content": REQUEST}]
 NAMES = ["Audience fit", "Product facts", "Tone", "Call to action"]
 
@@ -53,7 +53,8 @@ async def test_fused_call_lists_checks_and_only_supported_ones_are_kept():
         # the pre-pass found it too: kept (as one check)
         flat("lowercase", "all lowercase"),
         # quoted from the request, the pre-pass missed the phrasing: kept, from the agent
-        flat("ends_with", "close on 'Grab yours today!'", text="Grab yours today!"),
+        flat("ends_with", "the last thing the reader sees be 'Grab yours today!'",
+             text="Grab yours today!"),
         # invented: the quote is not in the request
         flat("no_commas", "never use commas"),
         # rounded differently from the pre-pass: the pre-pass's numbers win
@@ -81,7 +82,8 @@ async def test_three_agents_list_checks_in_the_selective_step():
     axial = json.dumps({"dimensions": [{"name": n, "description": "d", "rationale": f"w {n}",
                                         "merged_from": [n]} for n in NAMES]})
     selective = json.dumps({"dimensions": dimensions(), "checks": [
-        flat("ends_with", "close on 'Grab yours today!'", text="Grab yours today!")]})
+        flat("ends_with", "the last thing the reader sees be 'Grab yours today!'",
+             text="Grab yours today!")]})
     backend = ScriptedBackend([opened, axial, selective])
     built = await build_checklist(backend, QUERY, ChatParams())
     assert built.calls == 3

@@ -106,6 +106,12 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"\s*(?::|be)\s*{_QUOTED_PHRASE}", _edge("ends_with")),
     (rf"\b{_OWNER}(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}{_QUOTED_PHRASE}",
      _edge("starts_with")),
+    # "put 'Grab yours today!' as the last line", "use 'Hello' as the opening words"
+    (rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"
+     rf"(?:very\s+)?(?:last|final|closing|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b",
+     _edge("ends_with")),
+    (rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"
+     rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with")),
     (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
      rf"\s*(?::|be)\s*{_QUOTED_PHRASE}", _edge("starts_with")),
     # Chinese: "以“…”结尾", "结尾必须是“…”", "最后一句话请写“…”", "用“…”开头"
