@@ -115,9 +115,11 @@ def run_gspo(config: GspoConfig) -> int:
     train_rows, holdout_rows = stage_inputs(config, "prompts", "has no RL prompt rows")
     holdout_rows = holdout_rows[:config.eval_prompts]
     train_rows, holdout_rows, checks = with_checks_only(config, train_rows, holdout_rows)
+    # A planned step never asks for more prompts than there are.
+    group = config.num_generations
     config, batch = with_batch(config, lambda: longest_prompt(config, train_rows), stage="gspo",
-                               max_rows=128, multiple_of=config.num_generations,
-                               frozen_copies=frozen_copies(config))
+                               max_rows=min(128, max(1, len(train_rows) // processes()) * group),
+                               multiple_of=group, frozen_copies=frozen_copies(config))
     config.check()  # the generation batch against the batch now chosen
     check_prompt_steps(config, len(train_rows))
     generation = generation_settings(config)
