@@ -154,13 +154,13 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     # English form
     (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|using\s+)?(?:any\s+)?|"
      r"not?\s+use\s+(?:any\s+)?)commas?\b", _flag("no_commas")),
-    (r"\b(?:no|zero|without|avoid(?:ing)?|(?:do\s+not|don't|must\s+not|should\s+not|never|"
-     r"cannot|can't)\s+(?:use|include|contain|put|add|have)|refrain\s+from\s+using)\s+"
+    (r"\b(?:no|zero|without|avoid(?:ing)?|(?:do\s+not|don['’]t|must\s+not|should\s+not|never|"
+     r"cannot|can['’]t)\s+(?:use|include|contain|put|add|have)|refrain\s+from\s+using)\s+"
      r"(?:(?:any|using|the\s+use\s+of|a\s+single|a)\s+)*commas?\b|\bcomma-free\b",
      _flag("no_commas")),
     (r"\bcommas?\s+(?:are|is)\s+(?:strictly\s+|absolutely\s+)?(?:not\s+(?:allowed|permitted|"
      r"to\s+be\s+used)|forbidden|banned|prohibited|off[\s-]limits)|\bcommas?\s+(?:must|should|"
-     r"may|can)\s*(?:not|n't)\s+(?:be\s+used|appear)|逗号(?:一律)?(?:不得|不能|不要|不可|禁止)"
+     r"may|can)\s*(?:not|n['’]t)\s+(?:be\s+used|appear)|逗号(?:一律)?(?:不得|不能|不要|不可|禁止)"
      r"(?:使用|出现)", _flag("no_commas")),
     (r"\b(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),

@@ -84,9 +84,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\ball[\s-]+{_LOWER}{_NOT_CONTRASTED}|\b{_LOWER}\s+only\b|\bentirely\s+(?:in\s+)?{_LOWER}"
      rf"|\bonly\s+{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
     (r"\b(?:no|zero|without(?:\s+using)?(?:\s+any)?|not\s+(?:a\s+single|one|any)|(?:do\s+not|"
-     r"don't|must\s+not|should\s+not|never|cannot|can't)\s+(?:use|include|contain|have)\s+"
+     r"don['’]t|must\s+not|should\s+not|never|cannot|can['’]t)\s+(?:use|include|contain|have)\s+"
      r"(?:any\s+)?)\s*(?:capital\s+letters?|capitals|capitali[sz]ation|upper[\s-]*case\s+"
-     r"letters?|capital\s+letter)\b|\b(?:do\s+not|don't|never)\s+capitali[sz]e\s+(?:anything|"
+     r"letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]t|never)\s+capitali[sz]e\s+(?:anything|"
      r"any\s+(?:words?|letters?))\b", _whole("lowercase")),
     (rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?(?<!大)小写(?:字母|英文)?|(?:使用|用|采用)"
      r"(?:英文)?(?<!大)小写(?:字母)?(?:书写|回答|写|回复|作答)|(?:不要|不能|不得|禁止|避免|不许)"

@@ -56,6 +56,8 @@ _OF_THE_WHOLE = (r"(?:\s+of\s+(?:your|the|this|my)\s+(?:(?:entire|whole)\s+)?(?!
 _IS = (r"\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to|ought\s+to)\s+)?(?:be|is|"
        r"read|reads|say|says|go)(?:\s+(?:exactly|as\s+follows|verbatim|word\s+for\s+word))?\s*"
        r"(?:[:,]\s*)?")
+# "the last word should be the word 'sunset'"
+_NAMED = r"(?:(?:the|this)\s+(?:exact\s+)?(?:word|phrase|sentence|line)\s*:?\s*)?"
 # the same, before a phrase with no quotes: only after a colon or "exactly"
 _IS_BARE = (r"\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to|ought\s+to)\s+)?"
             r"(?:be|is|read|reads|say|says|go)(?:\s+(?:exactly|as\s+follows|verbatim|word\s+for\s+"
@@ -99,12 +101,12 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b{_START_VERBS}\s+{_OBJECT}{_WITH_BARE}{_BARE_PHRASE}", _edge("starts_with")),
     # "the last line must be "..."", "its final line should read exactly: ..."
     (rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}"
-     rf"{_QUOTED_PHRASE}", _edge("ends_with")),
+     rf"{_NAMED}{_QUOTED_PHRASE}", _edge("ends_with")),
     (rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
      rf"{_IS_BARE}{_BARE_PHRASE}", _edge("ends_with")),
     (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:last|final|closing)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
      rf"\s*(?::|be)\s*{_QUOTED_PHRASE}", _edge("ends_with")),
-    (rf"\b{_OWNER}(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}{_QUOTED_PHRASE}",
+    (rf"\b{_OWNER}(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}{_NAMED}{_QUOTED_PHRASE}",
      _edge("starts_with")),
     # "put 'Grab yours today!' as the last line", "use 'Hello' as the opening words"
     (rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"

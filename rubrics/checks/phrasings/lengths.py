@@ -89,11 +89,11 @@ _MARKER = r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+(?:X|1)\b[\"'”’`]?"
 
 _RULES: tuple[tuple[str, Build], ...] = (
     # a bound a negation turns: "don't go over 120 words", "never write more than 80 words"
-    (rf"\b(?:don't|do\s+not|never|shouldn't|should\s+not|must\s+not|mustn't|cannot|can't|not\s+"
+    (rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|mustn['’]t|cannot|can['’]t|not\s+"
      r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
      rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)\s+{_N}{_WORDS}",
      _bound("at most")),
-    (rf"\b(?:don't|do\s+not|never|shouldn't|should\s+not|must\s+not|cannot|can't|not\s+to)\s+"
+    (rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|cannot|can['’]t|not\s+to)\s+"
      rf"(?:(?:go|be|fall|write|use)\s+)?(?:under|below|less\s+than|fewer\s+than|shorter\s+than)\s+"
      rf"{_N}{_WORDS}", _bound("at least")),
     # a labelled limit: "word limit: 250", "maximum word count of 300", "minimum word count: 300"
@@ -102,6 +102,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"pages?|minutes?|%))", _bound("at most")),
     (rf"\b(?:minimum\s+(?:word\s+count|length)|word\s+(?:minimum|floor))\s*(?:[:：=]|of|is)?\s*"
      rf"{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|pages?|minutes?|%))", _bound("at least")),
+    # "400 or more words", "40 or fewer words"
+    (rf"{_N}\s+or\s+more{_WORDS}", _bound("at least")),
+    (rf"{_N}\s+or\s+(?:fewer|less){_WORDS}", _bound("at most")),
     # "tops 100 words", "100 words tops"
     (rf"\btops\s+{_N}{_WORDS}", _bound("at most")),
     (rf"{_N}{_WORDS}\s+(?:tops|top|max|at\s+the\s+(?:most|max)|or\s+(?:under|below|so\s+max))\b",

@@ -43,7 +43,7 @@ _STOP = (r"(?:and|or|nor|in|into|to|at|on|of|for|from|with|within|throughout|any
          r"again|even|any|all|each|every|exactly|no|not|is|are|be|should|must|will|can|may|"
          r"appear|appears|used|whatsoever|either|neither|only|etc|you|i|we|they|he|she|it|them|"
          r"us|me|their|our|his|her|its|which|who|whose|following|like|such|about|more)")
-_BARE_WORD = rf"(?!{_STOP}\b)[A-Za-z][\w'’-]*"
+_BARE_WORD = rf"(?!{_STOP}\b)[A-Za-z0-9][\w'’-]*"
 _BARE_ITEM = rf"{_BARE_WORD}(?:\s+{_BARE_WORD})?"
 # after a bare list: the end of the sentence or a word that cannot belong to the list
 _BARE_END = (r"(?=\s*(?:[.,;:!?)\n]|$)|\s+(?:in|into|to|at|anywhere|throughout|within|when|while|"
@@ -64,7 +64,7 @@ _NEGATED = re.compile(
     r"\b(?:not(?!\s+(?:only|just|forget))|never(?!\s+forget)|no(?!\s+(?:more|less|fewer|longer|"
     r"later|matter|sooner))|without|cannot|avoid(?:ing)?|refrain(?:ing)?\s+from|forbidden\s+to|"
     r"prohibited\s+from|banned\s+from|instead\s+of)\b[^.;!?\n]{0,40}$"
-    r"|n't(?!\s+forget)\s+(?:\w+\s+){0,4}$", re.I)
+    r"|n['’]t(?!\s+forget)\s+(?:\w+\s+){0,4}$", re.I)
 _CLAUSE_CUT = re.compile(r"[.;!?\n]|\b(?:and|but|then|also|while|so)\b(?!\s+(?:not|never))",
                          re.I)
 # someone other than the writer who must use or avoid the word: "players must avoid saying"
@@ -144,7 +144,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # a verb of using and its words: "include the keywords a, b and c", "use the word love
     # fewer than 3 times", "mention 'blockchain' at least 3 times", "don't say 'awesome'"
     (rf"\b{_USE}\s+(?:(?:each|all|both|any)\s+of\s+)?(?:the\s+|these\s+|those\s+|this\s+|"
-     rf"following\s+)*(?:following\s+)?{_NOUN}\s*:?\s*(?P<words>{_QUOTE_LIST})"
+     rf"following\s+)*(?:following\s+)?{_NOUN}\s*:?\s*[\[(]?\s*(?P<words>{_QUOTE_LIST})"
      rf"{_TIMES}", _used("use")),
     (rf"\b{_USE}\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*(?P<bare>{_BARE_LIST})"
      rf"(?:\s+in\s+(?:your|the)\s+(?:entire\s+)?\w+)?{_TIMES}", _used("use")),
@@ -159,8 +159,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:use|mention|include|say|write|name)\s+(?P<words>{_QUOTE_LIST})\s+(?:somewhere\s+)?"
      r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
      r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use")),
-    (rf"(?P<neg>\b(?:do\s+not|don't|never|must\s+not|mustn't|should\s+not|shouldn't|cannot|"
-     rf"can't|please\s+don't))\s+(?:ever\s+)?(?:use|say|write|mention|include)\s+"
+    (rf"(?P<neg>\b(?:do\s+not|don['’]t|never|must\s+not|mustn['’]t|should\s+not|shouldn['’]t|cannot|"
+     rf"can['’]t|please\s+don['’]t))\s+(?:ever\s+)?(?:use|say|write|mention|include)\s+"
      rf"(?P<words>{_QUOTE_LIST})", _used("use")),
     # verbs that forbid by themselves: "avoid the words 'very' and 'really'", "exclude ..."
     (rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban|skip|steer\s+clear\s+of|"
@@ -178,7 +178,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?P<words>{_QUOTE_LIST})\s+(?:{_MODAL}\s+)?(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+"
      rf"\w+\s+)?{_TIMES_EN}", _used("use")),
     (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:(?:should|"
-     r"must|may|can|is\s+to|are\s+to)\s*(?:not|n't)|(?:does|do)\s*(?:not|n't)|never)\s+(?:ever\s+)?"
+     r"must|may|can|is\s+to|are\s+to)\s*(?:not|n['’]t)|(?:does|do)\s*(?:not|n['’]t)|never)\s+(?:ever\s+)?"
      rf"(?:{_APPEAR}|be\s+(?:said|written|mentioned|included|present))", _used("forbid")),
     (rf"(?:\b(?:the\s+)?{_NOUN}\s+)?(?P<words>{_QUOTE_LIST})\s+(?:is|are)\s+(?:strictly\s+)?"
      r"(?:forbidden|banned|not\s+allowed|prohibited|off[\s-]limits|taboo|not\s+permitted)",
