@@ -1,12 +1,13 @@
-"""Whose a length or count is: the regexes that tell a requirement of the whole response
-from one stated for a named part, an item, each of several texts or one of several versions
-(a labelled line, a list item, a contents list, "for the main section", "每个版本"...)."""
+"""Whose a length or count is: the regexes and tests that tell a requirement of the whole
+response from one stated for a named part, an item, each of several texts or one of several
+versions (a labelled line, a list item, a contents list, "for the main section", "每个版本"...);
+package-internal, used by the pre-pass on every match."""
 
 from __future__ import annotations
 
 import re
 
-from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
 
 EACH_AFTER = re.compile(r"^[^.;\n]{0,12}\b(?:each|per|apiece)\b", re.I)
 EACH_BEFORE = re.compile(r"\b(?:each|every|per)\b[^.;\n]{0,40}$", re.I)
@@ -92,3 +93,147 @@ SEVERAL_VERSIONS = re.compile(
     r"(?:每个|每一|各个|各|两个|两|二|三个|三|多个|几个|\d\s*个)版本|"
     r"\b(?:each|every|both|two|three|several|multiple|\d)\s+(?:\w+\s+)?(?:versions|variants)\b",
     re.I)
+
+
+LENGTH_KINDS = frozenset({"word_count", "char_count"})
+# the kinds a length or a count of parts stated for one named part would wrongly give
+PART_KINDS = LENGTH_KINDS | {"paragraph_count", "section_count", "sentence_count",
+                             "bullet_count", "heading_count"}
+# how far inside a parenthesis a length may start and still be the named part's
+PAREN_REACH = 30
+NAME_CHARS = 30
+# what comes before a part's name in an enumeration of parts ("结构：引言（…）、主要事迹（…）")
+ENUMERATION_SEPARATORS = "、：:；;"
+
+
+def per_item(text: str, match: re.Match[str]) -> bool:
+    """A length said of each item ("800 words each", "每个帖文800-1200字")."""
+    after = text[match.end():match.end() + 30]
+    before = text[max(0, match.start() - 40):match.start()]
+    return bool(EACH_AFTER.search(after) or EACH_BEFORE.search(before)
+                or EACH_ZH_AFTER.match(after) or EACH_ZH_BEFORE.search(before))
+
+
+def _line_before(text: str, at: int) -> str:
+    """The text from the start of the line up to `at`."""
+    return text[text.rfind("\n", 0, at) + 1:at]
+
+
+def _unmarked(line: str) -> str:
+    """The line without its list marker ("- ", "3. ", "(1)")."""
+    marker = LIST_MARKER.match(line)
+    return line[marker.end():] if marker else line
+
+
+def _names_the_whole(name: str) -> bool:
+    """A label or name under which a length stays the response's: its length, the
+    requirements, the body, a total, or words that ask for the text itself."""
+    return bool(WHOLE_LABEL.search(name) or WRITE_VERB.search(name))
+
+
+def _after_label(line: str) -> bool:
+    """A length on a labelled line ("- 标题：简洁有力，20字以内", "Title: under 10 words") is
+    the labelled part's."""
+    body = _unmarked(line)
+    label = LINE_LABEL.match(body)
+    if not label:
+        return False
+    said = body[label.end():]
+    return not (_names_the_whole(label.group(1)) or WRITE_VERB.search(said)
+                or TOTAL.search(said))
+
+
+def _in_named_paren(line: str) -> bool:
+    """A length in parentheses right after a part's name on a list line or in an enumeration
+    ("- Main slogan (10-15 words)", "结构：引言（300字）、主要事迹（2000字左右）") is that
+    part's; after the text asked for ("写一篇散文（2000字左右）") it is the response's."""
+    opened = max(line.rfind("("), line.rfind("（"))
+    closed = max(line.rfind(")"), line.rfind("）"))
+    if opened < 0 or closed > opened or len(line) - opened > PAREN_REACH:
+        return False
+    before = line[:opened]
+    body = _unmarked(before)
+    on_list_line = len(body) < len(before)
+    separators = list(NAME_SEPARATOR.finditer(body))
+    name = (body[separators[-1].end():] if separators else body).strip()
+    if not name or len(name) > NAME_CHARS or _names_the_whole(name):
+        return False
+    if separators:
+        return separators[-1].group(0) in ENUMERATION_SEPARATORS
+    return on_list_line
+
+
+def _in_contents_item(text: str, end: int) -> bool:
+    """A length or count in the first clause of a numbered item of a list of contents
+    ("需要包含以下内容：1) 活动规划需包含……四大板块") is that item's; one in a later clause
+    ("3) 提到……经验，1200字左右") is said of the response."""
+    line_start = text.rfind("\n", 0, end) + 1
+    items = list(NUMBERED_ITEM.finditer(text[line_start:end]))
+    if not items:
+        return False
+    item = line_start + items[-1].end()
+    said = text[item:end]
+    return bool(CONTENTS_INTRO.search(text, max(0, item - CONTENTS_REACH), item)) \
+        and not (CLAUSE_BREAK.search(said) or WHOLE_LABEL.search(said) or TOTAL.search(said))
+
+
+def _for_a_named_part(text: str, match: re.Match[str]) -> bool:
+    """A length said to be for one named part: "approximately 4,000 words for the main analysis
+    section", "the introduction section should be about 200 words"; not when the part named is
+    the body or the whole ("800 words for the main body section")."""
+    after = FOR_A_PART.match(text, match.end())
+    before = PART_BEFORE.search(clause_before(text, match.start()))
+    return any(found and not _names_the_whole(found.group("name")) for found in (after, before))
+
+
+def _for_a_version(text: str, match: re.Match[str]) -> bool:
+    """A length said of one of several versions the request asks for ("长版广告语字数控制在
+    50字以内，短版广告语字数控制在15字以内", "a long version under 50 words and a short version
+    under 15 words"): each version's, not the response's. A length said of the one version
+    asked for ("write a short version of 100 words") is the response's."""
+    names = {" ".join(found.group(0).lower().split()) for found in VERSION_NAME.finditer(text)}
+    if len(names) < 2 and not SEVERAL_VERSIONS.search(text):
+        return False
+    return bool(VERSION_NAME.search(_since_clause_break(text, match.start()))
+                or FOR_A_VERSION.match(text, match.end()))
+
+
+def _since_clause_break(text: str, at: int) -> str:
+    """The text from the last comma, semicolon or sentence end before `at` up to `at`."""
+    breaks = [m.end() for m in CLAUSE_BREAK.finditer(text, 0, at)]
+    return text[breaks[-1] if breaks else 0:at]
+
+
+def clause_before(text: str, at: int) -> str:
+    """The text from the start of the sentence up to `at`."""
+    ends = [m.end() for m in SENTENCE_END.finditer(text, 0, at)]
+    return text[ends[-1] if ends else 0:at]
+
+
+def asks_for_several(text: str) -> bool:
+    """Whether the request's first writing verb with a count asks for several texts ("撰写20条
+    用户评价", "设计一组帖文", "Write 3 reviews") rather than one ("写一篇", "write a 500-word
+    essay", "write 3 paragraphs")."""
+    found = [m for m in (ITEMS_ZH.search(text), ITEMS_EN.search(text)) if m]
+    if not found:
+        return False
+    first = min(found, key=lambda m: m.start())
+    if first.group("many"):
+        return True
+    n = to_int(first.group("n")) if first.group("n") else None
+    what = first.groupdict().get("what") or ""
+    return (n or 0) >= 2 and not PART_UNITS.search(what)
+
+
+def of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> bool:
+    """Whether a length or count of parts the match states belongs to one named part, or to
+    each of the several texts asked for, rather than to the whole response."""
+    if kind not in PART_KINDS:
+        return False
+    line = _line_before(text, match.start())
+    if _after_label(line) or _in_named_paren(line) or _in_contents_item(text, match.end()):
+        return True
+    if _for_a_named_part(text, match) or _for_a_version(text, match):
+        return True
+    return several and kind in LENGTH_KINDS \
+        and not TOTAL.search(clause_before(text, match.start()))
