@@ -139,3 +139,29 @@ def test_gspo_on_a_gpu_plans_whole_groups_with_the_reference_model(monkeypatch):
     with pytest.raises(UsageError, match="must be a multiple of --num-generations"):
         batch_module.with_batch(dataclasses.replace(config, batch_size=4), lambda: 290,
                                 stage="gspo", multiple_of=6)
+
+
+def test_the_gpu_plan_reads_the_model_and_the_rows_it_will_train(monkeypatch, tiny_model_dir,
+                                                                 tmp_path):
+    """The GPU path end to end on the CPU: only the free memory is pretended."""
+    from bench.fakes.train_data import write_dataset
+    from training.data.dataset import read_rows
+    from training.models import load_tokenizer
+    from training.speed.memory import model_shape
+    from training.stages.sft import longest
+
+    shape = model_shape(str(tiny_model_dir))
+    assert (shape.layers, shape.hidden) == (2, 32) and 40_000 < shape.parameters < 50_000
+    rows = read_rows(str(write_dataset(tmp_path / "data", rows=8, sentences=8, varied=True)),
+                     "sft", "train")
+    tokenizer = load_tokenizer(str(tiny_model_dir))
+    length = longest(tokenizer, rows, 4096)
+    assert length == max(len(tokenizer.apply_chat_template(
+        r["prompt"] + r["completion"], add_generation_prompt=True, tokenize=True)["input_ids"])
+        for r in rows)
+    assert longest(tokenizer, rows, 16) == 16
+    monkeypatch.setattr(batch_module, "free_gpu_bytes", lambda: 4 * GIB)
+    config, report = batch_module.with_batch(
+        SftConfig(data="d", model=str(tiny_model_dir), out="o"), lambda: length, stage="sft")
+    assert report["chosen"] == "memory" and report["seq_len"] == length
+    assert (config.batch_size, config.grad_accum, config.activation_checkpointing) == (64, 1, "off")
