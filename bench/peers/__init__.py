@@ -1,0 +1,1 @@
+"""`python -m bench.peers`: the loop against real llama.cpp servers (see `bench.peers.run`)."""
