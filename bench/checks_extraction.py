@@ -11,12 +11,18 @@ corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before th
 ever ran on them (see tests/data/checks/SOURCE.md), `short` on the short
 instruction-following requests of `verifiable_short.jsonl` and `phrasings` on the requests
 written for the phrasings' development (`phrasings_dev.jsonl`: every kind in many wordings,
-with negatives), whatever --data names. Prints one JSON line.
+with negatives), whatever --data names. `outofsource` is the out-of-source set
+(`outofsource.jsonl`: requests written blind to the phrasings, see SOURCE.md), scored exactly
+and at kind level: a found check counts toward kind-level recall and precision when the
+request has a label of the same kind (paired one to one per kind, exact matches first), and
+parameter accuracy is the share of those kind-level pairs whose params equal the label's;
+overall and per kind. Prints one JSON line.
 
     python -m bench.checks_extraction [--data tests/data/checks/writingbench_checks.jsonl]
         [--heldout tests/data/checks/writingbench_checks_heldout.jsonl]
         [--heldout2 tests/data/checks/writingbench_checks_heldout2.jsonl]
         [--heldout3 tests/data/checks/writingbench_checks_heldout3.jsonl]
+        [--outofsource tests/data/checks/outofsource.jsonl]
         [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]]
 """
 
@@ -39,6 +45,7 @@ HELDOUT2 = DATA.with_name("writingbench_checks_heldout2.jsonl")
 HELDOUT3 = DATA.with_name("writingbench_checks_heldout3.jsonl")
 SHORT = DATA.parent / "verifiable_short.jsonl"
 PHRASINGS = DATA.parent / "phrasings_dev.jsonl"
+OUTOFSOURCE = DATA.parent / "outofsource.jsonl"
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -67,6 +74,57 @@ def score(rows: Sequence[dict[str, Any]],
                     "precision": round(m / g, 3) if g else 1.0,
                     "matched": m, "labels": w, "found": g, "queries": q}
             for group, (m, w, g, q) in tallies.items()}
+
+
+def _rates(kind_matched: int, exact: int, wanted: int, got: int) -> dict[str, Any]:
+    return {"recall": round(kind_matched / wanted, 3) if wanted else 1.0,
+            "precision": round(kind_matched / got, 3) if got else 1.0,
+            "param_accuracy": round(exact / kind_matched, 3) if kind_matched else None,
+            "exact_recall": round(exact / wanted, 3) if wanted else 1.0,
+            "exact_precision": round(exact / got, 3) if got else 1.0,
+            "kind_matched": kind_matched, "exact_matched": exact, "labels": wanted,
+            "found": got}
+
+
+def kind_score(rows: Sequence[dict[str, Any]],
+               found: Callable[[dict[str, Any]], Iterable[Check]]) -> dict[str, Any]:
+    """Kind-level recall and precision, parameter accuracy and exact recall and precision,
+    overall and per kind. On each request, labels and found checks (distinct keys) of one
+    kind pair one to one, exact matches first: a kind with 2 labels and 3 found checks has 2
+    kind-level matches. Parameter accuracy is exact matches / kind-level matches."""
+    per: dict[str, list[int]] = {}
+    for row in rows:
+        wanted = [c.key() for c in labels(row)]
+        got = list(dict.fromkeys(c.key() for c in found(row)))
+        for kind in {k for k, _ in wanted} | {k for k, _ in got}:
+            w = [key for key in wanted if key[0] == kind]
+            g = [key for key in got if key[0] == kind]
+            exact = sum(1 for key in g if key in w)
+            t = per.setdefault(kind, [0, 0, 0, 0])
+            t[0] += min(len(w), len(g))
+            t[1] += exact
+            t[2] += len(w)
+            t[3] += len(g)
+    total = [sum(t[i] for t in per.values()) for i in range(4)]
+    return {"all": _rates(*total),
+            "per_kind": {kind: _rates(*per[kind]) for kind in sorted(per)}}
+
+
+def out_of_source_figures(path: Path) -> dict[str, Any]:
+    """The pre-pass on the out-of-source set: exact figures per language as for the other
+    files, and the kind-level figures with parameter accuracy, overall and per kind."""
+    rows = load(path)
+    found = {row["id"]: prepass(row["query"]) for row in rows}
+
+    def by_id(row: dict[str, Any]) -> Iterable[Check]:
+        return found[row["id"]]
+
+    languages = sorted({row["language"] for row in rows})
+    return {"data": path.name, "queries": len(rows),
+            "prepass": score(rows, by_id),
+            "kind_level": {**kind_score(rows, by_id), "languages": {
+                lang: kind_score([r for r in rows if r["language"] == lang], by_id)["all"]
+                for lang in languages}}}
 
 
 def prepass_figures(path: Path) -> dict[str, Any]:
@@ -110,6 +168,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="a second such file, drawn after the first one's errors were seen")
     p.add_argument("--heldout3", type=Path, default=HELDOUT3,
                    help="a third such file, drawn after the second one's errors were seen")
+    p.add_argument("--outofsource", type=Path, default=OUTOFSOURCE,
+                   help="requests written blind to the pre-pass phrasings (kind-level figures)")
     p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
@@ -127,6 +187,8 @@ def main(argv: list[str] | None = None) -> None:
                       ("heldout3", args.heldout3)):
         if path.is_file():
             report[key] = held_out_figures(path)
+    if args.outofsource.is_file():
+        report["outofsource"] = out_of_source_figures(args.outofsource)
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
         found = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model, args.mode))

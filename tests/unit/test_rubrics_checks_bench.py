@@ -57,3 +57,53 @@ def test_reports_the_second_held_out_set_next_to_the_first(capsys):
     assert report["heldout2"]["data"] == "writingbench_checks_heldout2.jsonl"
     assert report["heldout2"]["queries"] >= 40
     assert set(report["heldout2"]["prepass"]) == {"all", "en", "zh"}
+
+
+def test_kind_level_scoring_pairs_one_to_one_and_measures_params():
+    from bench.checks_extraction import kind_score
+
+    rows = [
+        {"id": "a", "language": "en", "query": "q", "checks": [
+            {"kind": "forbidden_word", "params": {"word": "x"}},
+            {"kind": "forbidden_word", "params": {"word": "y"}},
+            {"kind": "word_count", "params": {"relation": "at least", "n": 5}}]},
+        {"id": "b", "language": "en", "query": "q", "checks": []},
+        {"id": "c", "language": "zh", "query": "q", "checks": [{"kind": "title", "params": {}}]},
+    ]
+    found = {
+        "a": [Check(kind="forbidden_word", params={"word": "x"}),
+              Check(kind="forbidden_word", params={"word": "x"}),   # a repeat counts once
+              Check(kind="forbidden_word", params={"word": "z"}),
+              Check(kind="forbidden_word", params={"word": "w"}),
+              Check(kind="word_count", params={"relation": "at least", "n": 6})],
+        "b": [Check(kind="lowercase", params={})],                  # no label of its kind
+        "c": [],
+    }
+    figures = kind_score(rows, lambda row: found[row["id"]])
+    # kind-level pairs: 2 forbidden_word (3 found, 2 labels) + 1 word_count; 1 exact
+    assert figures["all"] == {"recall": 0.75, "precision": 0.6, "param_accuracy": 0.333,
+                              "exact_recall": 0.25, "exact_precision": 0.2,
+                              "kind_matched": 3, "exact_matched": 1, "labels": 4, "found": 5}
+    per = figures["per_kind"]
+    assert (per["forbidden_word"]["recall"], per["forbidden_word"]["precision"],
+            per["forbidden_word"]["param_accuracy"]) == (1.0, 0.667, 0.5)
+    assert per["word_count"]["param_accuracy"] == 0.0 and per["word_count"]["recall"] == 1.0
+    assert per["lowercase"]["precision"] == 0.0 and per["lowercase"]["param_accuracy"] is None
+    assert per["title"]["recall"] == 0.0 and per["title"]["found"] == 0
+
+
+def test_reports_the_out_of_source_set_at_kind_level(capsys, tmp_path):
+    data = tmp_path / "oos.jsonl"
+    data.write_text(json.dumps({"id": "t", "language": "en", "style": "terse",
+                                "query": "Write about tea. Use only lowercase letters.",
+                                "checks": [{"kind": "lowercase", "params": {}}]}) + "\n",
+                    "utf-8")
+    main(["--outofsource", str(data)])
+    report = json.loads(capsys.readouterr().out)
+    oos = report["outofsource"]
+    assert oos["data"] == "oos.jsonl" and oos["queries"] == 1
+    assert set(oos["prepass"]) == {"all", "en"}
+    assert set(oos["kind_level"]) == {"all", "per_kind", "languages"}
+    assert oos["kind_level"]["all"]["labels"] == 1
+    assert {"recall", "precision", "param_accuracy", "exact_recall",
+            "exact_precision"} <= set(oos["kind_level"]["all"])
