@@ -44,6 +44,21 @@ def draft(record: LoopRecord) -> CandidateRecord | None:
     return min(drafts, key=lambda c: c.position) if drafts else None
 
 
+def same_text(a: str, b: str) -> bool:
+    """Two candidate texts that say the same: equal once outer whitespace is gone."""
+    return a.strip() == b.strip()
+
+
+def gained(record: LoopRecord) -> bool:
+    """Did the loop improve on its draft: its answer y* is another text than the draft y0
+    and scored higher. A loop whose answer has the draft's text gained nothing, whatever its
+    scores say (a re-judged or held score can differ for the same words)."""
+    top, first = best(record), draft(record)
+    if top is None or first is None or first.total_score is None:
+        return False
+    return not same_text(top.text, first.text) and top.total_score > first.total_score
+
+
 def left_out(record: LoopRecord, min_final_score: float) -> str | None:
     """Why the loop gives no rows, or None when it does."""
     if record.error:
@@ -98,8 +113,8 @@ def candidate_row(c: CandidateRecord) -> dict[str, Any]:
 
 def rows_of(record: LoopRecord, *, max_prompt_tokens: int, count: Counter,
             min_gain: float) -> dict[str, Any]:
-    """{"id", "sft", "prompt", "pair" (or None), "truncated"} for a loop that `left_out`
-    keeps."""
+    """{"id", "sft", "prompt", "pair" (or None), "truncated", "gained"} for a loop that
+    `left_out` keeps."""
     messages = conversation(record)
     qid = query_id(messages)
     top, first = best(record), draft(record)
@@ -113,10 +128,13 @@ def rows_of(record: LoopRecord, *, max_prompt_tokens: int, count: Counter,
               "candidates": [candidate_row(c) for c in
                              sorted(record.candidates, key=lambda c: c.position)]}
     pair = None
+    # y* over y0 only where the answer is another text than the draft (the same words are no
+    # preference, whatever the two scores say), scored at least min_gain higher
     if (first is not None and first.total_score is not None and first.position != top.position
+            and not same_text(top.text, first.text)
             and top.total_score - first.total_score >= min_gain):
         pair = {"id": qid, "loop_id": record.id, "prompt": messages, "chosen": chosen,
                 "rejected": [{"role": "assistant", "content": first.text}],
                 "chosen_score": top.total_score, "rejected_score": first.total_score}
     return {"id": qid, "score": top.total_score, "sft": sft, "prompt": prompt, "pair": pair,
-            "truncated": truncated}
+            "truncated": truncated, "gained": gained(record)}

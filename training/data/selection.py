@@ -63,17 +63,33 @@ class Selection:
                 "p_min": min(kept) if kept else None, "p_max": max(kept) if kept else None}
 
 
-def _draft_score(row: Row) -> float | None:
+def _draft(row: Row) -> Mapping[str, Any] | None:
     for cand in row.get("candidates") or ():
         if cand.get("kind") == "draft":
-            return cand.get("score")
+            return cand
     return None
 
 
+def _draft_score(row: Row) -> float | None:
+    draft = _draft(row)
+    return None if draft is None else draft.get("score")
+
+
 def competitor_scores(row: Row, extra: Sequence[float] = ()) -> list[float]:
-    """The scores of every answer competing with the draft: later candidates, then `extra`."""
-    scores = [c["score"] for c in row.get("candidates") or ()
-              if c.get("kind") != "draft" and c.get("score") is not None]
+    """The scores of every answer competing with the draft: later candidates, then `extra`.
+
+    A loop whose answer has the draft's text gained nothing, so its candidates do not compete
+    (whatever they scored, the loop kept the draft's words); nor does a candidate with the
+    draft's text. Answers of a competitor model (`extra`) always do."""
+    draft = _draft(row)
+    words = (draft.get("text") or "").strip() if draft is not None else None
+    candidates = list(row.get("candidates") or ())
+    answer = next((c for c in candidates if c.get("answer")), None)
+    if answer is not None and words is not None and (answer.get("text") or "").strip() == words:
+        candidates = []
+    scores = [c["score"] for c in candidates
+              if c.get("kind") != "draft" and c.get("score") is not None
+              and (c.get("text") or "").strip() != words]
     return [*scores, *extra]
 
 

@@ -102,6 +102,8 @@ def run_export(config: ExportConfig) -> int:
                        "left_out": {r: reasons.get(r, 0) for r in LEFT_OUT},
                        "prompts": len(kept), "duplicates_merged": duplicates,
                        "truncated_prompts": sum(r["truncated"] for r in kept.values()),
+                       # loops whose answer is another text than the draft, scored higher
+                       "gained": sum(r["gained"] for r in kept.values()),
                        **counts, **method_counts},
             "content_hash": content_hash(out), "format": config.format,
         }
