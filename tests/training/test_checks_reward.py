@@ -45,7 +45,7 @@ def test_checks_reward_is_the_pass_rate_and_none_without_checks():
                  checklist=[both, both, json.dumps(CHECKLIST), no_checks])
     assert got == [0.5, 0.5, 1.0, None]
     assert reward.stats() == {"scored": 3, "unscorable": 1, "no_checks": 1, "checks_run": 5,
-                              "checks_passed": 3}
+                              "checks_passed": 3, "dropped_task": 0}
 
 
 def test_stored_checks_skip_unknown_kinds_and_bad_entries():

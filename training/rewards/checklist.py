@@ -12,7 +12,9 @@ one failing them all loses 0.05: checks break near-ties between completions of o
 a fragment that passes a format check never outscores the text that was asked for. The checks
 reward (`--reward checks`) is the pass rate alone: exact, free, deterministic; a prompt without
 checks gets no reward (None, the group teaches nothing), and the stage leaves such prompts
-out and says how many. A call that still fails,
+out and says how many. A completion that drops the task (empty, looping, or sharing no word
+with the task: `training.rewards.task`) earns 0 whatever checks it passes, since silence
+meets many of them. A call that still fails,
 or an evaluation left degraded, gives no reward (None). One missing reward voids its whole
 group (every completion of the same prompt id in the batch gets None): TRL then computes NaN
 for the group and turns its advantages into zeros, so the group teaches nothing rather than
@@ -33,6 +35,7 @@ from rubrics.checks import Check, pass_rate, run_checks
 from rubrics.checks.kinds import KINDS
 from rubrics.evaluate import evaluate
 from training.rewards.judge import Judge
+from training.rewards.task import drops_task, request_text
 
 
 def stored_checks(checklist_data: Any) -> tuple[Check, ...]:
@@ -159,7 +162,9 @@ def checklist_reward(config: Any, *, judge: Judge, **_: Any) -> ChecklistReward:
 
 
 class ChecksReward:
-    """The share of its prompt's stored checks a completion passes; None without checks."""
+    """The share of its prompt's stored checks a completion passes; 0 for a completion that
+    drops the task; None without checks. Logs per step the share of completions that pass
+    every check (`checks/all_passed`) and that drop the task (`checks/dropped_task`)."""
 
     __name__ = "checks"
 
@@ -170,24 +175,37 @@ class ChecksReward:
                  completion_ids: Any = None, **columns: Any) -> list[float | None]:
         checklists = columns.get("checklist") or [None] * len(prompts)
         rewards: list[float | None] = []
-        for completion, data in zip(completions, checklists, strict=True):
+        passed_all = dropped = 0
+        for prompt, completion, data in zip(prompts, completions, checklists, strict=True):
             checks = stored_checks(data)
             if not checks:
                 self.counts["no_checks"] += 1
                 rewards.append(None)
                 continue
-            outcomes = run_checks(completion_text(completion), checks)
+            text = completion_text(completion)
+            outcomes = run_checks(text, checks)
             self.counts["checks_run"] += len(outcomes)
             self.counts["checks_passed"] += sum(o.passed for o in outcomes)
+            passed_all += all(o.passed for o in outcomes)
+            if drops_task(text, request_text(prompt), checks) is not None:
+                self.counts["dropped_task"] += 1
+                dropped += 1
+                rewards.append(0.0)
+                continue
             rewards.append(pass_rate(outcomes))
         missing = sum(r is None for r in rewards)
         self.counts["scored"] += len(rewards) - missing
         self.counts["unscorable"] += missing
+        log_metric = columns.get("log_metric")
+        if callable(log_metric) and len(rewards) > missing:
+            log_metric("checks/all_passed", passed_all / (len(rewards) - missing))
+            log_metric("checks/dropped_task", dropped / (len(rewards) - missing))
         return rewards
 
     def stats(self) -> dict[str, int]:
         return {k: self.counts.get(k, 0) for k in
-                ("scored", "unscorable", "no_checks", "checks_run", "checks_passed")}
+                ("scored", "unscorable", "no_checks", "checks_run", "checks_passed",
+                 "dropped_task")}
 
 
 def checks_reward(config: Any, **_: Any) -> ChecksReward:
