@@ -6,6 +6,7 @@
                                       --judge-model NAME
     python -m training.distill run    --database URL --model PATH --out DIR --judge-url URL ...
     python -m training.distill report RUN_DIR
+    python -m training.distill flywheel --out DIR [--train-prompts N --record-prompts N ...]
 
 Every option can come from `--config FILE` (TOML or YAML); the command line wins. Bad input
 is said in one line on stderr with exit status 2, and nothing is left half-written. The same
@@ -23,6 +24,7 @@ from typing import Any
 
 from training import config as cfg
 from training.errors import UsageError
+from training.flywheel.config import FlywheelConfig
 from training.options import add_fields, build, read_config_file
 
 
@@ -55,6 +57,9 @@ STAGES: dict[str, Stage] = {
                  "DPO (TRL DPOTrainer) on the exported pairs: y* chosen, draft y0 rejected"),
     "processbench": Stage(cfg.ProcessbenchConfig, "training.stages.processbench:run_processbench",
                           "R2-Write's ProcessBench: score a model's <think> trajectories"),
+    "flywheel": Stage(FlywheelConfig, "training.flywheel.run:run_flywheel",
+                      "prompts → recorded loops → export → sft → gspo (checks reward) → "
+                      "base and trained evaluated on held-out prompts, resumable"),
 }
 # `run` takes its own fields plus every option of these stages.
 RUN_STAGES = ("export", "sft", "gspo")

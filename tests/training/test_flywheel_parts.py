@@ -1,0 +1,145 @@
+"""The flywheel's parts that need no model: a loop whose answer is its draft's text is no gain
+for export, the checks reward pays nothing for a text that drops the task, and the evaluation's
+figures and pair tallies add up."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from loops.record import ANSWER_KEY
+from store import Store
+from store.records import CandidateRecord, LoopRecord
+from training.data.prompts import generate
+from training.data.rows import gained, rows_of
+from training.data.selection import potential
+from training.distill import main
+from training.flywheel.figures import distinct_2, summarise, timing_free
+from training.flywheel.pairs import orders, outcome, tally
+from training.rewards import make_reward
+from training.rewards.task import drops_task
+
+CHECKS = {"checks": [{"kind": "lowercase", "params": {}, "quote": "in lowercase",
+                      "source": "user"}]}
+DRAFT = "the lighthouse keeper climbs the stairs."
+
+
+def loop(answer_text: str, answer_score: float, draft_score: float = 0.0,
+         request: str = "Write about a lighthouse keeper, in lowercase.") -> LoopRecord:
+    """A loop scored by checks: a draft, and a rewrite the loop returned."""
+    return LoopRecord(
+        namespace="n", model="m", backend="scripted", checklist=CHECKS, stop_reason="max_rounds",
+        checklist_source="user", request={"messages": [{"role": "user", "content": request}]},
+        candidates=(CandidateRecord(0, 0, "draft", DRAFT, None, {}, draft_score),
+                    CandidateRecord(1, 1, "rewrite", answer_text, 0, {ANSWER_KEY: True},
+                                    answer_score)))
+
+
+def test_an_answer_with_the_drafts_text_is_no_gain_whatever_its_score():
+    same = loop(DRAFT + "\n", answer_score=1.0)
+    other = loop("the keeper climbs.", answer_score=1.0)
+    assert not gained(same) and gained(other)
+    assert rows_of(same, max_prompt_tokens=500, count=len, min_gain=0.1)["pair"] is None
+    assert rows_of(other, max_prompt_tokens=500, count=len, min_gain=0.1)["pair"] is not None
+    # margin selection: the loop's candidates do not compete when it kept the draft's words
+    same_row = rows_of(same, max_prompt_tokens=500, count=len, min_gain=0.1)["prompt"]
+    other_row = rows_of(other, max_prompt_tokens=500, count=len, min_gain=0.1)["prompt"]
+    assert potential(same_row) is None
+    assert potential(same_row, extra=[0.5]).p == 0.5  # another model's answer still competes
+    assert potential(other_row).p == 1.0
+
+
+def test_export_counts_no_gain_and_makes_no_pair_for_the_drafts_text(tmp_path: Path, capsys):
+    url = f"sqlite+aiosqlite:///{tmp_path / 'loops.db'}"
+
+    async def save() -> None:
+        store = await Store.open(url)
+        try:
+            await store.loops.save(loop(DRAFT, answer_score=1.0))
+            await store.loops.save(loop("the keeper climbs.", answer_score=1.0,
+                                        request="Write about a keeper, in lowercase."))
+        finally:
+            await store.close()
+
+    asyncio.run(save())
+    out = tmp_path / "data"
+    assert main(["export", "--database", url, "--out", str(out), "--holdout", "0"]) == 0
+    capsys.readouterr()
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    assert counts["prompts"] == 2
+    assert counts["gained"] == 1 and counts["pairs"]["train"] == 1
+    pair = json.loads((out / "pairs" / "train.jsonl").read_text())
+    assert pair["chosen"][0]["content"] != pair["rejected"][0]["content"]
+
+
+REQUEST = "Write a short note inviting the team to a picnic on Friday. Use all lowercase."
+LOWER = {"checks": [{"kind": "lowercase", "params": {}, "quote": "Use all lowercase.",
+                     "source": "user"}]}
+
+
+@pytest.mark.parametrize(("text", "reward", "dropped"), [
+    ("hi team, join our picnic on friday in the park!", 1.0, 0),
+    ("Hi team, join our picnic on Friday!", 0.0, 0),    # on the task, fails the check
+    ("", 0.0, 1),                                       # meets the check by saying nothing
+    ("ok.", 0.0, 1),                                    # says nothing of the task
+    ("the cat sat. " * 30, 0.0, 1),                     # loops to its limit
+])
+def test_the_checks_reward_pays_nothing_for_a_text_that_drops_the_task(text, reward, dropped):
+    scorer = make_reward("checks", None)
+    got = scorer(prompts=[[{"role": "user", "content": REQUEST}]],
+                 completions=[[{"role": "assistant", "content": text}]], checklist=[LOWER])
+    assert got == [reward]
+    assert scorer.stats()["dropped_task"] == dropped
+
+
+def test_the_task_is_the_request_without_its_requirements_words():
+    checks = tuple(c.check() for c in generate(0, 1, 0)[0][0].checks)
+    request = generate(0, 1, 0)[0][0].query  # "Explain how a battery stores energy. Stay ..."
+    assert drops_task("A battery keeps chemical energy.", request, checks) is None
+    assert drops_task("I will stay within a limit.", request, checks) == "off_task"
+    # a short topic word is a topic word: the story of a lost dog may never say "lost"
+    assert drops_task("Max, a small dog, waited at the shelter.",
+                      "Write a story about a lost dog finding its way home.", ()) is None
+    assert drops_task("The answer meets every requirement the request states.",
+                      "Write a story about a lost dog finding its way home.", ()) == "off_task"
+    # another language asked for: the words of the task cannot be matched, nothing is dropped
+    french = (*checks, checks[0].model_copy(update={"kind": "language",
+                                                    "params": {"language": "fr"}}))
+    assert drops_task("Une pile garde l'énergie.", request, french) is None
+
+
+def test_the_figures_of_a_method_add_up():
+    _, prompts = generate(0, 0, 6)
+    rows = [{"text": "a plain answer, in words." if i % 2 else "", "total_tokens": 10 + i,
+             "prompt_tokens": 8, "completion_tokens": 2 + i, "seconds": 0.5,
+             "error": None if i else "APIError: gone"} for i in range(6)]
+    f = summarise(prompts, rows, base_words=2.0)
+    assert f["prompts"] == 6 and f["errors"] == 1
+    assert f["checks"] == sum(len(p.checks) for p in prompts)
+    assert sum(k["checks"] for k in f["per_kind"].values()) == f["checks"]
+    assert sum(k["passed"] for k in f["per_kind"].values()) == f["checks_passed"]
+    assert f["check_pass_rate"] == round(f["checks_passed"] / f["checks"], 4)
+    assert f["prompt_pass_rate"] == round(f["prompts_passed"] / 6, 4)
+    assert f["tokens"] == 12.5 and f["words"] == 2.5 and f["length_vs_base"] == 1.25
+    assert "seconds" not in timing_free(f)
+
+
+def test_distinct_2_counts_word_pairs_within_each_answer():
+    assert distinct_2(["a b a b", "a b"]) == round(2 / 4, 4)  # (a b), (b a) of 4 pairs
+    assert distinct_2(["one"]) is None
+
+
+def test_the_pair_tally_follows_the_order_shown():
+    first = orders([f"p{i}" for i in range(40)], seed=0)
+    assert first == orders([f"p{i}" for i in range(40)], seed=0)
+    assert 5 < sum(first.values()) < 35  # both orders are drawn
+    # a judge that always prefers response B: the trained answer wins where it came second
+    results = [outcome(1.0, trained_first) for trained_first in first.values()]
+    got = tally(results + ["tie", "failed"])
+    assert got["wins"] == sum(not t for t in first.values())
+    assert got["wins"] + got["losses"] + got["ties"] == got["judged"] == 41
+    assert got["win_rate"] == round((got["wins"] + 0.5) / 41, 4)
+    assert outcome(None, True) == "failed" and outcome(0.5, False) == "tie"

