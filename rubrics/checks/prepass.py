@@ -89,6 +89,21 @@ def _in_a_question(text: str, match: re.Match[str]) -> bool:
     return bool(_QUESTION.fullmatch(clause_before(text, match.start()) + text[match.start():end]))
 
 
+# a question asking how to do the user's own task: "My essay needs 5 paragraphs, how do I
+# structure it?", "一篇3000字的论文要写多久？"; its counts are the task's, not the response's
+_ADVICE = re.compile(r"\b(?:how\s+(?:do|should|can|could|would)\s+(?:I|we)|what\s+should\s+"
+                     r"(?:I|we)|how\s+(?:long|many|much))\b|怎么|如何|请问|多久|多长|多少", re.I)
+_QUESTION_END = re.compile(r"[?？]|[。！!\n]|\.(?=\s|$)")
+
+
+def _in_advice_question(text: str, match: re.Match[str]) -> bool:
+    """Whether the match sits in a question that asks how to do the user's own task."""
+    end = _QUESTION_END.search(text, match.end())
+    if not end or end.group(0) not in "?？":
+        return False
+    return bool(_ADVICE.search(clause_before(text, match.start()) + text[match.start():end.end()]))
+
+
 def _found(text: str) -> Iterator[tuple[int, Check]]:
     several = asks_for_several(text)
     for pattern, build in RULES:
@@ -99,6 +114,8 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
                 if of_a_part(text, match, kind, several):
                     continue
                 if kind in TOPIC_KINDS and _in_a_question(text, match):
+                    continue
+                if "relation" in params and _in_advice_question(text, match):
                     continue
                 try:
                     yield match.start(), Check(kind=kind, params=params, source="prepass",

@@ -288,9 +288,10 @@ def test_short_instruction_phrasings(request_text, expected):
     ("Give 4 steps for baking bread.", []),
     ("请给出5条建议。", []),
     ("用表格列出3项数据。", []),
-    # a range, an item of several parts, an ordinal: no count
-    ("Summarize the article in 3-5 bullet points.", []),
-    ("Use between 3 and 5 bullet points.", []),
+    # a range is a count between its ends; an item of several parts, an ordinal: no count
+    ("Summarize the article in 3-5 bullet points.",
+     [count("bullet_count", "between", 3, upper=5)]),
+    ("Use between 3 and 5 bullet points.", [count("bullet_count", "between", 3, upper=5)]),
     ("For each product, list 3 features as bullet points.", []),
     ("设计10张海报，每张海报的文案用列表列出三个卖点。", []),
     ("正文：3-5个核心观点，使用列表。", []),

@@ -27,6 +27,7 @@ from rubrics.checks.phrasings.common import (
     _ZH_LESS_THAN,
     _ZH_MORE_THAN,
     Build,
+    Matcher,
     _count,
     _flag,
     _length,
@@ -36,6 +37,7 @@ from rubrics.checks.phrasings.common import (
     _words,
     relation_of,
 )
+from rubrics.checks.phrasings.counted import RULES as COUNTED_RULES
 from rubrics.checks.phrasings.edges import RULES as EDGE_RULES
 from rubrics.checks.phrasings.language import LANGUAGE_NAMES
 from rubrics.checks.phrasings.language import RULES as LANGUAGE_RULES
@@ -114,7 +116,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least")),
     (rf"(?:\b({_QUALIFIER_EN}|in|of|into|with|has|have|contains?|containing|include|use|write|"
      rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
-     rf"{_UNIT_EN}\b", _units),
+     rf"{_UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units),
     (rf"\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
      rf"consist\s+of|between)\s+{_N}{_DASH}{_N}\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
      r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range),
@@ -206,9 +208,9 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
 ))
 
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES,
+RULES: tuple[tuple[Matcher, Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES,
                                                    *EDGE_RULES, *MARK_RULES, *WORD_RULES,
-                                                   *LENGTH_RULES)
+                                                   *LENGTH_RULES, *COUNTED_RULES)
 
 
 class _First:

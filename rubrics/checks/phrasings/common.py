@@ -5,12 +5,19 @@ and language; package-internal."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from rubrics.checks.numbers import EN_NUMBER, about, to_int
 
 Build = Callable[[re.Match[str]], list[tuple[str, dict[str, Any]]]]
+
+
+class Matcher(Protocol):
+    """What a rule's pattern is to the pre-pass: a compiled regex, or one behind a gate."""
+
+    def finditer(self, string: str) -> Iterator[re.Match[str]]: ...
+
 _I = re.I | re.S
 
 _AT_LEAST_EN = (r"at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"

@@ -35,6 +35,7 @@ _WORDS = r"\s*(?:-\s*)?words?\b"
 MIN_WORDS_IN_WORDS = 50
 _MARK_VERBS = r"(?:mark|begin|start|label|head|title|prefix|open|number|name|introduce)\w*"
 _SECTION_UNITS = r"(?:sections?|parts?|chapters?|segments?|days?)"
+_ZH_SECTIONS = r"(?:部分|章节|板块|小节|节|章)"
 
 
 def _bound(relation: str) -> Build:
@@ -140,6 +141,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
      r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
      r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked),
+    # in Chinese or both: "分 3 个 sections，每个 section 以 'Part 1' 开头", "分为四部分，每部分以
+    # “Day 1”开头"
+    (rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})[^\n。]{{0,60}}?"
+     rf"每(?:个|一)?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})?\s*(?:都|均|须|需|要|必须)*\s*(?:以|用)\s*"
+     rf"{_MARKER}", _marked),
 )
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(

@@ -9,7 +9,9 @@ import re
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
 
-EACH_AFTER = re.compile(r"^[^.;\n]{0,12}\b(?:each|per|apiece)\b", re.I)
+# ("800 words each"; not "3 paragraphs, each separated by ***", whose "each" opens a clause about
+# the parts)
+EACH_AFTER = re.compile(r"^[^.;,\n]{0,12}\b(?:each|per|apiece)\b", re.I)
 EACH_BEFORE = re.compile(r"\b(?:each|every|per)\b[^.;\n]{0,40}$", re.I)
 EACH_ZH_AFTER = re.compile(r"^\s*/\s*(?:each|per)|^每|^/(?:篇|段|条|章)")
 EACH_ZH_BEFORE = re.compile(r"每(?:段|篇|条|个|部分|章|节)[^，。；]{0,10}$")
@@ -107,7 +109,10 @@ ENUMERATION_SEPARATORS = "、：:；;"
 
 
 def per_item(text: str, match: re.Match[str]) -> bool:
-    """A length said of each item ("800 words each", "每个帖文800-1200字")."""
+    """A length said of each item ("800 words each", "每个帖文800-1200字"); not a count said
+    to be the total ("each tip its own bullet; eight tips in total")."""
+    if TOTAL.search(match.group(0)):
+        return False
     after = text[match.end():match.end() + 30]
     before = text[max(0, match.start() - 40):match.start()]
     return bool(EACH_AFTER.search(after) or EACH_BEFORE.search(before)

@@ -1,0 +1,275 @@
+"""Counts of list items, headings, placeholders, paragraphs and letters read by families of
+words, in English, Chinese and both at once: a noun family per kind ("bullet points", "dot
+points", "subheadings", "markdown headers", "template fields in square brackets", "paras",
+"占位符", "小标题", "段落"), a list style per list kind ("bulleted list", "ordered list",
+"numbered", "项目符号", "编号", "序号"), and the structures a count takes around them:
+- a count before the noun: "at least 5 subheadings", "2 or more [bracketed] placeholders",
+  "至少包含3个 markdown headings", "3个以上的小标题", "three paragraphs long";
+- a labelled count: "Headings: 2-4", "Paragraph count: 2", "Placeholders: at least 3";
+- a count after the noun, said of it: "square-bracket fields ..., at least five of them",
+  "用方括号标出需要填写的内容，至少5处", "标题不少于两个", "bullets pls. like 5 of them";
+- a list's style, then its size: "an ordered list of exactly five steps", "numbered, 7
+  steps", "用编号列表，exactly 4 items", "步骤请标上序号，一共6步", "numbering for the steps;
+  there should be exactly three";
+- a letter and how often it appears: "the letter 'q' must not appear more than 3 times",
+  "at least 12 instances of the letter a", "at least 6 z's", "字母a出现的次数不少于10次";
+package-internal.
+
+A count of things with no style named ("give me 10 name ideas"), a count per part ("2 per
+section", "每部分3条", "主歌至少2段") and a count that is a length ("each under 15 words") is
+no check."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.common import (
+    _QUALIFIER_EN,
+    _ZH_AT_LEAST,
+    _ZH_AT_MOST,
+    _ZH_LESS_THAN,
+    _ZH_MORE_THAN,
+    Build,
+    _count,
+    relation_of,
+)
+from rubrics.checks.phrasings.short import _TIMES_EN, times_relation, zh_relation_of
+
+_I = re.I | re.S | re.M
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_NUM = rf"(?:{EN_NUMBER}|{ZH_NUMBER})"
+_ZH_Q = rf"{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN}"
+_Q = rf"(?:{_QUALIFIER_EN}|{_ZH_Q})"
+_POST = (r"(?:\s*(?:\+|or\s+more|or\s+(?:fewer|less)|以上|以内|以下|之内|max(?:imum)?|tops|"
+         r"total|in\s+total))")
+_VERB_ZH = r"(?:包含|包括|使用|设置|有|放|留出|加上?|分为|分成|分|写|用|共|出现)"
+# a count, a range or a bounded count: "between 4 and 6", "4-6", "at least 3", "3+", "至少分六段"
+_COUNT = (rf"(?:(?:between\s+)?(?P<n>{_NUM})\s*(?:-|–|—|~|～|to|and|到|至)\s*(?P<n2>{_NUM})(?!-)"
+          rf"|(?:(?P<q>{_Q})\s*)?(?:{_VERB_ZH}\s*)?(?P<n1>{_NUM})(?!-)(?P<post>{_POST})?)")
+_AT_LEAST_POST = ("+", "or more", "以上")
+_AT_MOST_POST = ("or fewer", "or less", "以内", "以下", "之内", "max", "maximum", "tops")
+# after a count: a length or a share, never a number of items
+_NOT_ITEMS = (r"(?!\s*(?:个)?\s*(?:words?|sentences?|characters?|letters?|minutes?|seconds?|"
+              r"pages?|times?|%|percent|字|词|单词|句|分钟|秒|页|次)\b)")
+_PER_AFTER = re.compile(r"\s*(?:[\w-]+\s+){0,2}?(?:per|each|apiece|for\s+each|in\s+each|every)"
+                        r"\b|\s*(?:每|/\s*(?:each|per))", re.I)
+_PER_BEFORE = re.compile(r"(?:每|\beach|\bper|\bevery)\s*[^\s,.;，。；]{0,6}\s*$", re.I)
+# the end of a range before a number: "3-5", "between 3 and 5", "3 or 4"
+_RANGE_BEFORE = re.compile(r"(?:[-–—~/\d]\s*|\b(?:to|or|and)\s+)$", re.I)
+# a count right after a part of a song or poem is that part's: "主歌至少2段"
+_SONG_PART = re.compile(r"(?:歌|诗|词|曲|台词|对白|verses?|stanzas?|choruse?s?)\s*$", re.I)
+_EACH = re.compile(r"每|\b(?:each|every|per)\b", re.I)
+# "organize it under four headers": "under" is where things go, not a bound
+_FILED_UNDER = re.compile(r"\b(?:organi[sz]e|group|arrange|sort|file|put|place|structure|"
+                          r"divide|split|break)\w*\s+(?:[\w'-]+\s+){0,3}?$", re.I)
+
+# what opens a Chinese count of paragraphs with no qualifier: a verb of dividing or writing, a
+# bound, or the start of a clause
+_ZH_PARAGRAPHS_LEAD = re.compile(r"(?:(?<![部满评充十百得积])分(?:为|成)?|写|用|共|控制在|为|在|成|"
+                                 r"有|包含|包括|^|[，,。；;：:\n])\s*$")
+
+# --- the noun families
+_BULLETS = (r"(?:markdown\s+|separate\s+|short\s+)?(?:bullet(?:ed)?[\s-]*points?|bullets?|"
+            r"dot[\s-]*points?|bulleted\s+(?:items?|lines?))")
+_HEADINGS = (r"(?:(?:markdown|section|sub|level[\s-]?\d|h[1-6]|#{1,6})[\s-]*)*(?:sub)?"
+             r"(?:headings?|headers?)|(?:markdown\s*|md\s*)?(?:[一二三]级|小|子|分|章节)?标题")
+_PLACEHOLDERS = (r"\[placeholders?\]|(?:\[?(?:bracketed|square[\s-]*bracket(?:ed)?)\]?\s+|"
+                 r"\[[^\]\n]{1,30}\]\s*)?(?:placeholders?|(?:template\s+|fill[\s-]*in\s+|"
+                 r"fillable\s+|editable\s+|blank\s+)?fields?|blanks?|slots?)|"
+                 r"占位符|填空|空格|空白处|方括号")
+_PARAGRAPHS = (r"paragraphs?|paras\b|para\b|自然段|段落|段话|"
+               r"段(?![时距路旅经历故对视音录代论位子式])")
+_FAMILIES = {"bullet_count": _BULLETS, "heading_count": _HEADINGS,
+             "placeholder_count": _PLACEHOLDERS, "paragraph_count": _PARAGRAPHS}
+# what a placeholder count without the word "placeholder" needs in its sentence
+_BRACKETS = re.compile(r"\[|square[\s-]*brackets?|方括号", re.I)
+# a heading named "标题" alone is the text's title unless markdown is in the sentence
+_MARKDOWN = re.compile(r"#|markdown", re.I)
+
+# --- the list styles and what a list holds
+_STYLES = {
+    "bullet_count": (r"(?:bullet(?:ed)?[\s-]*(?:point)?[\s-]*list|bullet(?:ed)?[\s-]*points?|"
+                     r"bullets|dot[\s-]*points?(?:\s+list)?|dot-point\s+list|unordered\s+list|"
+                     r"markdown\s+(?:bullets|list)|项目符号|无序列表|圆点(?:符号)?|要点(?:形式|式)|"
+                     r"列表形式|[“\"'‘][-•*][”\"'’](?:开头|标记|标出))"),
+    "numbered_count": (r"(?:numbered(?:\s+(?:list|items?|points?|steps?|entries))?|ordered\s+list|"
+                       r"numbering|有序列表|编号列表|编号|序号)"),
+}
+_ITEM = (r"(?:\s*(?:个|条|项|点|步)\s*[\u4e00-\u9fff]{0,4}|\s+(?:[\w-]+\s+)?(?:items?|steps?|"
+         r"points?|entries|entry|tips?|reasons?|ideas?|things?|lines?|questions?|rules?|facts?|"
+         r"examples?|benefits?|options?|suggestions?|recommendations?|dot\s+points?|bullets?|"
+         r"of\s+them|in\s+total|total|to\s+the\s+list)\b)")
+
+# --- letters
+_LETTER_EN = (r"(?<!\ba\s)(?<!\ban\s)(?<!\byour\s)(?<!\bmy\s)\bletter\s+[\"'“‘]?(?P<letter>[a-z])"
+              r"[\"'”’]?(?![\w'’])")
+_LETTER_ZH = r"字母\s*[“\"'‘]?(?P<letter>[A-Za-z])[”\"'’]?"
+_TIMES_WORDS = {"once": 1, "twice": 2, "thrice": 3}
+_NEGATION = re.compile(r"\b(?:not|never)\b|n['’]t\b", re.I)
+
+
+def _relation(m: re.Match[str], default: str) -> tuple[str, int | None, int | None]:
+    """The relation, count and upper bound a count states."""
+    groups = m.groupdict()
+    if groups.get("n2"):
+        return "between", to_int(groups["n"]), to_int(groups["n2"])
+    n = to_int(groups.get("n1") or "")
+    qualifier = " ".join((groups.get("q") or "").split())
+    post = " ".join((groups.get("post") or groups.get("post2") or "").lower().split())
+    if qualifier.lower() == "under" and _FILED_UNDER.search(m.string, 0, m.start()):
+        return default, n, None
+    if qualifier:
+        return (zh_relation_of(qualifier) if _CJK.search(qualifier)
+                else relation_of(qualifier)), n, None
+    if post in _AT_LEAST_POST:
+        return "at least", n, None
+    if post in _AT_MOST_POST:
+        return "at most", n, None
+    return default, n, None
+
+
+def _first_number(m: re.Match[str]) -> str:
+    return "n1" if m.groupdict().get("n1") else "n"
+
+
+def _sentence(m: re.Match[str]) -> str:
+    text = m.string
+    start = max(text.rfind(c, 0, m.start()) for c in ".!?。！？\n")
+    ends = [i for i in (text.find(c, m.end()) for c in ".!?。！？\n") if i >= 0]
+    return text[start + 1:min(ends) if ends else len(text)]
+
+
+def _counted(kind: str, *, bare_english_paragraphs: bool = True) -> Build:
+    """A count of the family's things; not when it is per part, the end of a range, an
+    article ("一个"), a placeholder count with no bracket named, or a heading "标题" with no
+    markdown named."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        groups = m.groupdict()
+        text, noun, qualified = m.string, groups.get("noun") or "", groups.get("q")
+        if _PER_AFTER.match(text, m.end()) or _PER_BEFORE.search(text[max(0, m.start() - 12):
+                                                                      m.start()]):
+            return []
+        if groups.get("n1") and m.start("n1") == m.start() and _RANGE_BEFORE.search(
+                text, max(0, m.start() - 6), m.start()):
+            return []
+        if (groups.get("n1") or "").strip() == "一" and not qualified:
+            return []
+        if "tail" in groups and not (groups["tail"] or qualified or groups.get("n2")):
+            return []
+        if not bare_english_paragraphs and kind == "paragraph_count" \
+                and re.match(r"para", noun, re.I) and not (
+                    qualified or groups.get("post") or groups.get("n2") or groups.get("long")):
+            return []  # "5 paragraphs" alone: the units rules read it, with its verb
+        if kind == "paragraph_count" and _CJK.search(noun) and not qualified \
+                and not _ZH_PARAGRAPHS_LEAD.search(text, 0, m.start(_first_number(m))):
+            return []  # "正文部分4-5段", "满分4-5段": no verb that makes it a division
+        sentence = _sentence(m)
+        if kind == "placeholder_count" and not re.search(r"placeholder|占位符", noun, re.I) \
+                and not _BRACKETS.search(sentence):
+            return []
+        if kind == "heading_count" and noun.strip() == "标题" and not _MARKDOWN.search(sentence):
+            return []
+        if _SONG_PART.search(text, max(0, m.start() - 4), m.start()):
+            return []
+        if groups.get("style") is not None and _EACH.search(groups["style"]):
+            return []
+        relation, n, upper = _relation(m, "exactly")
+        return _count(kind, relation, n, upper,
+                      **({"divider": None} if kind == "paragraph_count" else {}))
+    return build
+
+
+def _letters(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """How often a letter appears; a negation between the letter and its count turns the
+    bound ("must not appear more than 3 times": at most 3)."""
+    groups = m.groupdict()
+    if "t" in groups:  # an occurrence phrase: "3 times", "twice or more"
+        n = _TIMES_WORDS.get((groups["t"] or "").lower()) or to_int(groups["n"] or "")
+        relation = times_relation(m)
+    else:
+        relation, n, _ = _relation(m, "exactly")
+    if n is not None and _NEGATION.search(groups.get("gap") or ""):
+        relation, n = {"more than": ("at most", n), "at least": ("at most", n - 1),
+                       "less than": ("at least", n), "at most": ("at least", n + 1)}.get(
+            relation, (relation, n))
+    return _count("letter_frequency", relation, n, letter=groups["letter"].lower())
+
+
+def _family_rules() -> Iterator[tuple[str, str, Build]]:
+    for kind, noun in _FAMILIES.items():
+        # a count before the noun: "at least 5 subheadings", "3个以上的小标题"
+        yield noun, (rf"(?<![第每#A-Za-z]){_COUNT}{_NOT_ITEMS}\s*(?:个|条|处|项)?"
+                     rf"(?P<post2>以上|以内|以下)?\s*(?:的\s*)?(?:[\w-]+\s+)?"
+                     rf"(?P<noun>{noun})(?![A-Za-z-])(?P<long>\s+long\b)?"), \
+            _counted(kind, bare_english_paragraphs=False)
+        # a labelled count: "Headings: 2-4", "Paragraph count: 2", "Placeholders: at least 3"
+        yield noun, (rf"(?:^|(?<=[.;,，；。：:]))\s*(?:[-*•]\s*)?(?:(?:number|count)\s+of\s+)?"
+                     rf"(?P<noun>{noun})(?:\s*(?:count|number|数量|数))?\s*[:：]\s*{_COUNT}"
+                     r"(?!\s*(?:words?|字|sentences?))"), _counted(kind)
+        # the noun, then its count in the same sentence: "..., at least five of them", "共4个"
+        yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^.!?。！？\n]{{0,60}}?[,，;；]\s*(?:and\s+)?"
+                     rf"(?:there\s+should\s+be\s+|(?:一共|总共|共)\s*)?{_COUNT}(?P<tail>\s*(?:个|处|"
+                     r"条|项)|\s+(?:of\s+them|in\s+total|total|of\s+those))?"
+                     r"(?=\s*[,.;!?，。；！）)\n]|\s*$)"), _counted(kind)
+        yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])\s*(?:数量|数目|数)?\s*(?:要|需|需要|应|须|"
+                     rf"必须)?\s*{_COUNT}(?P<tail>\s*(?:个|处|条|项))"), _counted(kind)
+        # "bullets pls. like 5 of them": the count refers back to the noun across a full stop
+        yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^!?。！？\n]{{0,40}}?(?:[.;]\s+(?:like\s+|"
+                     rf"and\s+)?|\s+)(?:there\s+should\s+be\s+)?{_COUNT}\s+(?:[a-z]+\s+)?"
+                     r"(?:of\s+them|in\s+total|total)\b"), _counted(kind)
+
+
+def _style_rules() -> Iterator[tuple[str, str, Build]]:
+    for kind, style in _STYLES.items():
+        # "an ordered list of exactly five steps", "用 numbered list 列出 5 个 tips"
+        yield style, (rf"(?P<noun>{style})(?![A-Za-z-])(?:\s*(?:list|列表))?"
+                      rf"(?P<style>[^.!?。！？\n]{{0,40}}?)(?<![第每A-Za-z0-9]){_COUNT}{_NOT_ITEMS}"
+                      rf"{_ITEM}"), _counted(kind)
+        # "a list of 3 action items, formatted as markdown bullets"
+        yield style, (rf"(?<![第每A-Za-z]){_COUNT}{_NOT_ITEMS}\s+(?:[\w-]+\s+){{0,3}}?[\w-]+\s*,?"
+                      r"\s+(?:as|in|using|formatted\s+as|in\s+the\s+form\s+of)\s+(?:a\s+|an\s+)?"
+                      rf"(?P<noun>{style})(?![A-Za-z-])"), _counted(kind)
+        # "numbering for the steps; there should be exactly three", "in a numbered list? Two
+        # items, obviously."
+        for after in (rf"there\s+(?:should|must|will)\s+be\s+{_COUNT}(?=\s*[.;!]|\s*$)",
+                      rf"{_COUNT}{_NOT_ITEMS}{_ITEM}"):
+            yield style, (rf"(?P<noun>{style})(?![A-Za-z-])[^!?。！？\n]{{0,40}}?[.;?!]\s+"
+                          rf"{after}"), _counted(kind)
+    # "number your tips 1 to 4"
+    yield r"\bnumber\b", (r"\bnumber\s+(?:your|ur|the|them|these|those)\s*(?:[\w-]+\s+)?"
+                          rf"(?:from\s+)?1\s*(?:to|-|–|through)\s*(?P<n1>{EN_NUMBER})\b"), \
+        _counted("numbered_count")
+
+
+def _letter_rules() -> Iterator[tuple[str, str, Build]]:
+    # "the letter 'q' must not appear more than 3 times", "containing the letter s at least
+    # eight times", "字母a出现的次数不少于10次"
+    yield r"\bletter\b", rf"{_LETTER_EN}(?P<gap>[^.!?;\n]{{0,40}}?)\b{_TIMES_EN}", _letters
+    yield r"字母", (rf"{_LETTER_ZH}(?P<gap>[^。；！？\n]{{0,10}}?)(?:要|需|需要|必须|应)?(?:出现)?"
+                   rf"(?:的次数)?\s*{_COUNT}\s*次(?P<post2>以上|以内)?"), _letters
+    # "at least 12 instances of the letter a", "at least 6 z's"
+    yield r"\bletter\b", (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n1>{EN_NUMBER})(?P<post>\s+or\s+"
+                          r"more)?\s+(?:instances|occurrences|uses|appearances)\s+of\s+(?:the\s+)?"
+                          rf"{_LETTER_EN}"), _letters
+    yield r"['’]s\b", (rf"(?P<q>{_QUALIFIER_EN})\s+(?P<n1>{EN_NUMBER})\s+[\"'“‘]?(?P<letter>[a-z])"
+                       r"[\"'”’]?['’]s\b"), _letters
+
+
+class _Gated:
+    """A pattern tried only on texts where its cheap gate is found: most rules here open with
+    an optional count, which would otherwise be tried at every position of every request."""
+
+    def __init__(self, gate: str, pattern: str) -> None:
+        self._gate = re.compile(gate, _I)
+        self.pattern = re.compile(pattern, _I)
+
+    def finditer(self, string: str) -> Iterator[re.Match[str]]:
+        return self.pattern.finditer(string) if self._gate.search(string) else iter(())
+
+
+RULES: tuple[tuple[_Gated, Build], ...] = tuple(
+    (_Gated(gate, pattern), build)
+    for gate, pattern, build in (*_family_rules(), *_style_rules(), *_letter_rules()))

@@ -1,0 +1,94 @@
+"""The pre-pass reads counts by families of words: a noun family per kind (bullets, dot
+points, subheadings, placeholders, template fields, paras, 小标题, 占位符, 段), a list style per
+list kind (ordered list, numbered, 项目符号, 编号, 序号), and the places a count takes around
+them, in English, Chinese and both at once; a count that is content stays no check."""
+
+from __future__ import annotations
+
+import pytest
+
+from rubrics.checks.prepass import prepass
+
+
+def found(request: str) -> list[tuple[str, dict]]:
+    return [(c.kind, c.params) for c in prepass(request)]
+
+
+def count(kind, relation, n, upper=None, **extra):
+    return (kind, {"relation": relation, "n": n, "upper": upper, **extra})
+
+
+def paragraphs(relation, n, upper=None, divider=None):
+    return count("paragraph_count", relation, n, upper, divider=divider)
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    # a count before the noun, in any of the family's words and both languages
+    ("The post needs at least 5 subheadings formatted as markdown headings.",
+     [count("heading_count", "at least", 5)]),
+    ("Organize it under four markdown headers.", [count("heading_count", "exactly", 4)]),
+    ("使用3个以上的小标题组织内容。", [count("heading_count", "at least", 3)]),
+    ("写一篇 blog post，至少包含3个 markdown headings。", [count("heading_count", "at least", 3)]),
+    ("write a template with 2 or more [bracketed] placeholders",
+     [count("placeholder_count", "at least", 2)]),
+    ("Leave at least four blanks in square brackets (like [Name]).",
+     [count("placeholder_count", "at least", 4)]),
+    ("It should run to exactly four paras.", [paragraphs("exactly", 4)]),
+    ("Make it three paragraphs long.", [paragraphs("exactly", 3)]),
+    ("不超过四段。", [paragraphs("at most", 4)]),
+    ("文章至少分六段。", [paragraphs("at least", 6)]),
+    ("用三个段落回答。", [paragraphs("exactly", 3)]),
+    # a labelled count
+    ("Headings: 2-4, markdown style.", [count("heading_count", "between", 2, 4)]),
+    ("Paragraph count: 2.", [paragraphs("exactly", 2)]),
+    ("Placeholders: at least 3, in [square brackets].",
+     [count("placeholder_count", "at least", 3)]),
+    # the noun, then its count
+    ("use square-bracket fields such as [client] and [amount], at least five of them.",
+     [count("placeholder_count", "at least", 5)]),
+    ("用方括号标出需要填写的内容，至少5处。", [count("placeholder_count", "at least", 5)]),
+    ("标题不少于两个，使用#号标记。", [count("heading_count", "at least", 2)]),
+    ("bullets pls. like 5 of them", [count("bullet_count", "exactly", 5)]),
+    ("Give each tip its own bullet; eight tips in total.", [count("bullet_count", "exactly", 8)]),
+    # a list's style, then its size
+    ("Write it as an ordered list of exactly five steps.", [count("numbered_count", "exactly", 5)]),
+    ("onboarding steps - numbered, 7 steps, keep each short.",
+     [count("numbered_count", "exactly", 7)]),
+    ("The bullet list should have between 4 and 6 items.",
+     [count("bullet_count", "between", 4, 6)]),
+    ("Numbered list, at most 10 entries.", [count("numbered_count", "at most", 10)]),
+    ("Use 1., 2., 3. numbering for the steps; there should be exactly three.",
+     [count("numbered_count", "exactly", 3)]),
+    ("步骤请标上序号，一共6步。", [count("numbered_count", "exactly", 6)]),
+    ("请用 numbered list 列出 5 个 tips。", [count("numbered_count", "exactly", 5)]),
+    ("请以要点形式列出四个注意事项。", [count("bullet_count", "exactly", 4)]),
+    ("pls number ur tips 1 to 4", [count("numbered_count", "exactly", 4)]),
+    # letters
+    ("The letter 'q' must not appear more than 3 times.",
+     [count("letter_frequency", "at most", 3, letter="q")]),
+    ("I want at least 12 instances of the letter a.",
+     [count("letter_frequency", "at least", 12, letter="a")]),
+    ("write a poem that needs at least 6 z's in it",
+     [count("letter_frequency", "at least", 6, letter="z")]),
+    ("回答中字母a出现的次数不少于10次。", [count("letter_frequency", "at least", 10, letter="a")]),
+    ("写一首 haiku，字母 'o' 至少出现 5 次。",
+     [count("letter_frequency", "at least", 5, letter="o")]),
+])
+def test_counts_read_by_families(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Give me 10 names for a bakery.",  # items with no style named
+    "For each product, use bullets, 3 per product.",  # a count per part
+    "请帮我解释一下三段论的逻辑结构。",  # 三段论 is a syllogism
+    "主歌至少2段，副歌要朗朗上口。",  # verses of a song
+    "正文部分4-5段。",  # one named part's
+    "Please provide a detailed three-level heading framework.",  # levels, not headings
+    "My teacher says my essay needs 5 paragraphs, how do I structure it?",
+    "一篇3000字的论文一般需要写多久？",
+    "Count how many times the letter r appears in 'strawberry'.",
+    "Write a letter to my aunt, 3 times longer than last year's.",
+])
+def test_counts_that_are_content_are_no_check(request_text):
+    assert found(request_text) == []
