@@ -154,7 +154,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         rows_in = [r for r in rows_in if r["language"] == args.language]
     rows_in = [r for r in rows_in if r["checks"]][:args.queries or None]
     writer = await open_backend(args.model, args.upstream, args.max_tokens)
-    name = (await writer.models())[0]
+    # an upstream's name is the one given (a busy single-slot server may not answer /models)
+    name = args.model if args.upstream else (await writer.models())[0]
     params = ChatParams(model=name, temperature=0.0, max_tokens=args.max_tokens)
     judge_params = ChatParams(model=name, temperature=0.0, max_tokens=args.judge_max_tokens)
     options = LoopOptions(max_rounds=args.max_rounds, threshold=args.threshold, memory=False,

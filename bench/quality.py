@@ -62,7 +62,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     writer = await open_backend(args.model, args.upstream, args.max_tokens)
     judge_backend = writer if not args.judge_model else await open_backend(
         args.judge_model, args.judge_upstream or args.upstream, args.max_tokens)
-    writer_name = (await writer.models())[0]
+    # an upstream's name is the one given (a busy single-slot server may not answer /models)
+    writer_name = args.model if args.upstream else (await writer.models())[0]
     judge_name = (await judge_backend.models())[0]
     params = ChatParams(model=writer_name, temperature=0.0, max_tokens=args.max_tokens)
     judge_params = ChatParams(model=judge_name, temperature=0.0,

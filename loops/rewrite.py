@@ -40,7 +40,8 @@ def render_requirements(outcomes: Sequence[CheckOutcome]) -> str:
     if not failed:
         return ""
     lines = ["", "First, the answer does not meet my request yet (measured on it):"]
-    lines += [f"- It has {o.measured}; it must have {o.target}." for o in failed]
+    lines += [f"- It has {o.measured}; it must have {o.target}." + (f" {o.action}" if o.action
+                                                                    else "") for o in failed]
     kept = [o.target for o in outcomes if o.passed]
     if kept:
         lines.append(f"Keep what it already meets: {'; '.join(kept)}.")

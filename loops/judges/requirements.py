@@ -49,7 +49,7 @@ def summary_of(outcomes: Sequence[CheckOutcome]) -> str:
     if not failed:
         return "The answer meets every requirement the request states."
     return (f"The answer misses {failed} of the {len(outcomes)} requirements the request "
-            "states; meet them and keep the rest of the answer as it is.")
+            "states: change the text itself so that it meets each one, keeping its topic.")
 
 
 class ChecksAssessor:

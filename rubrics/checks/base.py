@@ -31,6 +31,9 @@ class CheckOutcome(BaseModel):
     measured: str   # what the text has: "45 words"
     target: str     # what the request asks: "at least 120 words"
     quote: str = ""
+    # what to do to meet it, in words a reviser can act on ("Add at least 75 words."); empty
+    # when it passes
+    action: str = ""
 
     def line(self) -> str:
         """One line for a trace, a reflection item or the admin UI."""
@@ -91,17 +94,32 @@ COUNT_PARAMS = params_schema(**COUNT_PROPS)
 NO_PARAMS = params_schema()
 
 
+def bounds(relation: Relation, n: int, upper: int | None) -> tuple[int, float]:
+    """The counts a relation allows, as (lowest, highest)."""
+    return {"at least": (n, float("inf")), "at most": (0, n), "exactly": (n, n),
+            "between": (n, upper if upper is not None else n)}[relation]
+
+
 def counted(kind: str, value: int, params: Mapping[str, Any], unit: str,
-            measured_unit: str | None = None) -> CheckOutcome:
-    """The outcome of a count check: the value against its relation, both said in words."""
+            measured_unit: str | None = None, thing: str | None = None) -> CheckOutcome:
+    """The outcome of a count check: the value against its relation, both said in words, and
+    how far it is off (`thing`, e.g. "sentences", names what is added or removed)."""
     relation, n, upper = params["relation"], int(params["n"]), params.get("upper")
-    return CheckOutcome(kind=kind, passed=relation_holds(value, relation, n, upper),
-                        measured=f"{value} {measured_unit or unit}",
-                        target=target_words(relation, n, upper, unit))
+    passed = relation_holds(value, relation, n, upper)
+    target = target_words(relation, n, upper, unit)
+    action = ""
+    if not passed:
+        low, high = bounds(relation, n, upper)
+        what = thing or unit
+        action = (f"Remove at least {value - int(high)} {what}." if value > high
+                  else f"Add at least {low - value} {what}.")
+    return CheckOutcome(kind=kind, passed=passed, measured=f"{value} {measured_unit or unit}",
+                        target=target, action=action)
 
 
-def flag(kind: str, passed: bool, measured: str, target: str) -> CheckOutcome:
-    return CheckOutcome(kind=kind, passed=passed, measured=measured, target=target)
+def flag(kind: str, passed: bool, measured: str, target: str, action: str = "") -> CheckOutcome:
+    return CheckOutcome(kind=kind, passed=passed, measured=measured, target=target,
+                        action="" if passed else action)
 
 
 def fold(text: str) -> str:

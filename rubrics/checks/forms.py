@@ -60,35 +60,40 @@ def parse_json(text: str) -> tuple[Any, str | None]:
 
 def _keyword(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     return counted("keyword", occurrences(text, params["word"]), params,
-                   f"times {params['word']!r}", f"times {params['word']!r}")
+                   f"times {params['word']!r}", f"times {params['word']!r}",
+                   f"uses of the word {params['word']!r}")
 
 
 def _forbidden(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     found = occurrences(text, params["word"])
     return flag("forbidden_word", found == 0, f"{params['word']!r} {found} times",
-                f"no {params['word']!r}")
+                f"no {params['word']!r}",
+                f"Remove every {params['word']!r}, rewording where needed.")
 
 
 def _letter(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     letter = params["letter"]
     value = text.casefold().count(letter.casefold())
-    return counted("letter_frequency", value, params, f"times the letter {letter!r}")
+    return counted("letter_frequency", value, params, f"times the letter {letter!r}",
+                   thing=f"uses of the letter {letter!r}")
 
 
 def _lowercase(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     capitals = sum(c.isupper() for c in text)
     return flag("lowercase", capitals == 0, f"{capitals} capital letters",
-                "all lowercase letters")
+                "all lowercase letters", "Write every letter in lowercase.")
 
 
 def _uppercase(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     small = sum(c.islower() for c in text)
-    return flag("uppercase", small == 0, f"{small} lowercase letters", "all capital letters")
+    return flag("uppercase", small == 0, f"{small} lowercase letters", "all capital letters",
+                "Write every letter in capitals.")
 
 
 def _no_commas(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     commas = sum(text.count(c) for c in ",，、")
-    return flag("no_commas", commas == 0, f"{commas} commas", "no commas")
+    return flag("no_commas", commas == 0, f"{commas} commas", "no commas",
+                "Remove every comma, rewording where one was needed.")
 
 
 def _edge(text: str, phrase: str, at_end: bool) -> tuple[bool, str]:
@@ -102,12 +107,14 @@ def _edge(text: str, phrase: str, at_end: bool) -> tuple[bool, str]:
 
 def _starts(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     passed, seen = _edge(text, params["phrase"], at_end=False)
-    return flag("starts_with", passed, f"starts {seen!r}", f"to start with {params['phrase']!r}")
+    return flag("starts_with", passed, f"starts {seen!r}", f"to start with {params['phrase']!r}",
+                f"Make {params['phrase']!r} the very first words of the answer.")
 
 
 def _ends(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     passed, seen = _edge(text, params["phrase"], at_end=True)
-    return flag("ends_with", passed, f"ends {seen!r}", f"to end with {params['phrase']!r}")
+    return flag("ends_with", passed, f"ends {seen!r}", f"to end with {params['phrase']!r}",
+                f"Make {params['phrase']!r} the very last words, with nothing after them.")
 
 
 def _quoted(text: str, params: Mapping[str, Any]) -> CheckOutcome:
@@ -115,26 +122,54 @@ def _quoted(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     passed = len(body) >= 2 and body[0] in _OPEN_QUOTES and body[-1] in _CLOSE_QUOTES
     seen = f"{body[:1]!r}...{body[-1:]!r}" if body else "empty text"
     return flag("quoted", passed, f"opens and closes with {seen}",
-                "the whole response wrapped in double quotes")
+                "the whole response wrapped in double quotes",
+                "Wrap the whole answer in double quotes.")
 
 
 def _title(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     titles = _TITLE.findall(text)
     return flag("title", bool(titles), f"{len(titles)} titles in <<>>",
-                "a title in double angular brackets <<title>>")
+                "a title in double angular brackets <<title>>",
+                "Add a title in double angular brackets, such as <<A Title>>, as the first "
+                "line.")
+
+
+def _marker(params: Mapping[str, Any]) -> str:
+    marker = params["marker"].strip()
+    return r"\s*".join(map(re.escape, marker.replace(" ", "")))
 
 
 def _postscript(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     marker = params["marker"].strip()
-    loose = r"\s*".join(map(re.escape, marker.replace(" ", "")))
-    found = re.search(rf"^[ \t*_]*{loose}", text, re.M | re.I) is not None
-    return flag("postscript", found, "a postscript" if found else "no postscript",
-                f"a postscript starting with {marker!r}")
+    found = re.search(rf"^[ \t*_]*{_marker(params)}", text, re.M | re.I) is not None
+    inline = not found and _inline_marker(text, params) is not None
+    measured = "a postscript" if found else (
+        f"{marker!r} inside a line, not opening its own" if inline else "no postscript")
+    action = (f"Start a new last line with {marker!r} for the postscript." if inline
+              else f"Add a postscript as the last line, starting with {marker!r}.")
+    return flag("postscript", found, measured, f"a postscript starting with {marker!r}",
+                action)
+
+
+def _inline_marker(text: str, params: Mapping[str, Any]) -> re.Match[str] | None:
+    """The last occurrence of the postscript's marker after other words on its line."""
+    found = list(re.finditer(rf"(?<=\S)[ \t]+({_marker(params)})", text, re.I))
+    return found[-1] if found else None
+
+
+def _separate_postscript(text: str, params: Mapping[str, Any]) -> str | None:
+    """A postscript written inside the last paragraph ("... soon. P.S. Bring cake!") put on a
+    line of its own, every word kept."""
+    match = _inline_marker(text, params)
+    if match is None or "\n\n" in text[match.start():]:
+        return None
+    return f"{text[:match.start()].rstrip()}\n\n{text[match.start(1):]}"
 
 
 def _json(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     _, error = parse_json(text)
-    return flag("json", error is None, error or "valid JSON", "the whole response as JSON")
+    return flag("json", error is None, error or "valid JSON", "the whole response as JSON",
+                "Answer with only valid JSON, nothing before or after it.")
 
 
 def _json_schema(text: str, params: Mapping[str, Any]) -> CheckOutcome:
@@ -147,14 +182,15 @@ def _json_schema(text: str, params: Mapping[str, Any]) -> CheckOutcome:
         found = problems(value, schema)
         error = f"JSON that breaks the schema: {'; '.join(found[:3])}" if found else None
     return flag("json_schema", error is None, error or "JSON valid against the schema",
-                "JSON valid against the schema the request gives")
+                "JSON valid against the schema the request gives",
+                "Answer with only JSON valid against the schema the request gives.")
 
 
 def _language(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     found = detect(text)
     want = params["language"]
     return flag("language", found == want, f"written in {NAMES.get(found or '', 'no language')}",
-                f"the response in {NAMES[want]}")
+                f"the response in {NAMES[want]}", f"Write the whole answer in {NAMES[want]}.")
 
 
 def _lower(text: str, params: Mapping[str, Any]) -> str:
@@ -267,7 +303,7 @@ FORM_KINDS: dict[str, CheckKind] = {k.name: k for k in (
     CheckKind("title", "a title in double angular brackets, <<title>>",
               NO_PARAMS, _title, _entitle),
     CheckKind("postscript", "a postscript starting with a marker such as P.S.",
-              params_schema(marker=string(20)), _postscript),
+              params_schema(marker=string(20)), _postscript, _separate_postscript),
     CheckKind("json", "the whole response is valid JSON (a code fence around it allowed)",
               NO_PARAMS, _json),
     CheckKind("json_schema", "the response is JSON valid against a JSON Schema (given as text)",

@@ -301,7 +301,8 @@ def test_an_inline_checklist_with_checks_runs_them_on_every_candidate(client):
     assert info["stop_reason"] == "max_rounds" and info["rounds"] == 3
     outcomes = [c["checks"] for c in info["trace"]["candidates"]]
     assert all(o == [{"kind": "word_count", "passed": False, "measured": "1 words",
-                      "target": "at least 2 words", "quote": "at least two words"}]
+                      "target": "at least 2 words", "quote": "at least two words",
+                      "action": "Add at least 1 words."}]
                for o in outcomes)
     loop = client.get(f"/admin/loops/{info['loop_id']}", headers=ADMIN).json()
     stored = [stored_checks(c["scores"]) for c in loop["candidates"]]

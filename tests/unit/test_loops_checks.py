@@ -266,7 +266,8 @@ def test_the_response_trace_lists_checks_apart_from_the_dimension_scores():
     first = out["candidates"][0]
     assert set(first["scores"]) == {"Clarity", "Coverage"}
     assert first["checks"] == [{"kind": "word_count", "passed": False, "measured": "5 words",
-                                "target": "at least 12 words", "quote": "at least 12 words"}]
+                                "target": "at least 12 words", "quote": "at least 12 words",
+                                "action": "Add at least 7 words."}]
     assert out["answer_position"] == 1 and out["checklist"]["checks"][0]["kind"] == "word_count"
 
 

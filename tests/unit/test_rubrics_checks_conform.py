@@ -67,7 +67,7 @@ def test_no_change_where_no_exact_one_exists(kind, params, text):
 
 def test_kinds_that_need_new_words_have_no_change():
     needs_words = ("word_count", "char_count", "sentence_count", "paragraph_count", "keyword",
-                   "forbidden_word", "letter_frequency", "postscript", "json", "json_schema",
+                   "forbidden_word", "letter_frequency", "json", "json_schema",
                    "language", "xml_tag", "field_marker", "section_count", "heading_count",
                    "highlight_count", "placeholder_count", "capital_word_count")
     assert all(KINDS[k].conform is None for k in needs_words)
@@ -97,3 +97,40 @@ def test_a_change_that_undoes_an_earlier_one_has_it_made_again():
 def test_a_text_that_passes_is_returned_as_it_is():
     checks = [check("lowercase"), check("ends_with", phrase="bye")]
     assert conform("all good, bye", checks) == ("all good, bye", ())
+
+
+def test_a_postscript_written_inside_the_last_line_is_put_on_its_own():
+    from rubrics.checks import Check, conform, run_checks
+
+    ps = Check(kind="postscript", params={"marker": "P.S."})
+    text = "See you at noon. P.S. Bring the cake!"
+    (before,) = run_checks(text, (ps,))
+    assert not before.passed and before.measured == "'P.S.' inside a line, not opening its own"
+    assert before.action == "Start a new last line with 'P.S.' for the postscript."
+    fixed, met = conform(text, (ps,))
+    assert fixed == "See you at noon.\n\nP.S. Bring the cake!" and met == ("postscript",)
+    # a P.S. in the middle of the text, followed by another paragraph, is not moved
+    assert conform("Hi. P.S. one.\n\nMore text.", (ps,)) == ("Hi. P.S. one.\n\nMore text.", ())
+
+
+def test_a_failed_check_says_what_to_do_in_words_a_reviser_can_act_on():
+    from rubrics.checks import Check, run_checks
+
+    cases = {
+        Check(kind="word_count", params={"relation": "at most", "n": 3}): (
+            "a b c d e", "Remove at least 2 words."),
+        Check(kind="sentence_count", params={"relation": "between", "n": 3, "upper": 4}): (
+            "One.", "Add at least 2 sentences."),
+        Check(kind="keyword", params={"word": "leaf", "relation": "at least", "n": 2}): (
+            "a leaf", "Add at least 1 uses of the word 'leaf'."),
+        Check(kind="forbidden_word", params={"word": "very"}): (
+            "very good", "Remove every 'very', rewording where needed."),
+        Check(kind="ends_with", params={"phrase": "Any questions?"}): (
+            "Done.", "Make 'Any questions?' the very last words, with nothing after them."),
+    }
+    for check, (text, action) in cases.items():
+        (outcome,) = run_checks(text, (check,))
+        assert not outcome.passed and outcome.action == action
+    (passed,) = run_checks("a b", (Check(kind="word_count", params={"relation": "at most",
+                                                                     "n": 3}),))
+    assert passed.passed and passed.action == ""
