@@ -92,3 +92,45 @@ def test_counts_read_by_families(request_text, expected):
 ])
 def test_counts_that_are_content_are_no_check(request_text):
     assert found(request_text) == []
+
+
+def keyword(word, relation="at least", n=1):
+    return ("keyword", {"word": word, "relation": relation, "n": n, "upper": None})
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("The words 'harbor' and 'lantern' should both show up.",
+     [keyword("harbor"), keyword("lantern")]),
+    ("Ensure the keywords AI and ethics are present.", [keyword("AI"), keyword("ethics")]),
+    ("Reference 'Agile' in your answer.", [keyword("Agile")]),
+    ("Keywords (must appear): solar, battery, grid.",
+     [keyword("solar"), keyword("battery"), keyword("grid")]),
+    ("Include these keywords (space, rocket) in your answer.",
+     [keyword("space"), keyword("rocket")]),
+    ("Use 'momentum' 4+ times.", [keyword("momentum", "at least", 4)]),
+    ("mention tacos like at least twice lol", [keyword("tacos", "at least", 2)]),
+    ("mention the community garden at least once", [keyword("community garden")]),
+    ("Be sure 'cinnamon' appears at least once and 'nutmeg' at least twice.",
+     [keyword("cinnamon"), keyword("nutmeg", "at least", 2)]),
+    ("No using 'basically' or 'literally'.",
+     [("forbidden_word", {"word": "basically"}), ("forbidden_word", {"word": "literally"})]),
+    ("写个 product description，keywords: durable, waterproof。",
+     [keyword("durable"), keyword("waterproof")]),
+    ("文中必须包含“绿色出行”这个词。", [keyword("绿色出行")]),
+    ("要提到“无尘”和“除臭”这两个卖点。", [keyword("无尘"), keyword("除臭")]),
+    ("使用以下关键词：创新、协作、共赢。", [keyword("创新"), keyword("协作"), keyword("共赢")]),
+    ("务必提及“碳中和”，次数不少于两次。", [keyword("碳中和", "at least", 2)]),
+    ("“春天”一词要出现2次以上。", [keyword("春天", "at least", 2)]),
+    ("至少提到“AI”三次。", [keyword("AI", "at least", 3)]),
+])
+def test_keywords_in_their_verb_noun_and_subject_families(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "use the same word twice and see what happens",  # a thing, not a word
+    "方案需包含“引言”“正文”“结论”三个部分。",  # quoted names of parts
+    "不要提到“预算”这个词。",  # negated: a forbidden word, not a keyword
+])
+def test_words_that_are_no_keyword(request_text):
+    assert all(kind != "keyword" for kind, _ in found(request_text))

@@ -61,6 +61,7 @@ from rubrics.checks.phrasings.short import (
     _zh_sentences,
 )
 from rubrics.checks.phrasings.words import RULES as WORD_RULES
+from rubrics.checks.phrasings.words_zh import RULES as WORD_ZH_RULES
 
 # --- Chinese -------------------------------------------------------------------------------
 _ZN = rf"({ZH_NUMBER})"
@@ -208,9 +209,9 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
 ))
 
 
-RULES: tuple[tuple[Matcher, Build], ...] = (*_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES,
-                                                   *EDGE_RULES, *MARK_RULES, *WORD_RULES,
-                                                   *LENGTH_RULES, *COUNTED_RULES)
+RULES: tuple[tuple[Matcher, Build], ...] = (
+    *_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES, *EDGE_RULES, *MARK_RULES, *WORD_RULES,
+    *WORD_ZH_RULES, *LENGTH_RULES, *COUNTED_RULES)
 
 
 class _First:

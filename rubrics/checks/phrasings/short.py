@@ -38,12 +38,12 @@ _QUOTE_INSIDE = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|" + _SIN
 _QUOTE_LIST = (rf"{_QUOTE_ITEM}(?:(?:\s*[,，、]\s*|\s+(?:or|and|nor)\s+|\s*,\s*(?:or|and|nor)\s+|"
                rf"\s*[和或及与]\s*|\s*){_QUOTE_ITEM})*")
 # a count of occurrences: "3 times", "at least once", "twice", "twice or more", "5 or more
-# times", "3 times max"
-_TIMES_EN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?:(?P<n>{EN_NUMBER})(?P<more>\s+or\s+(?:more|"
+# times", "4+ times", "3 times max"
+_TIMES_EN = (rf"(?:(?P<q>{_QUALIFIER_EN})\s+)?(?:(?P<n>{EN_NUMBER})(?P<more>\s*\+|\s+or\s+(?:more|"
              r"fewer|less))?\s+times?\b|(?P<t>once|twice|thrice)\b)(?P<post>\s+or\s+(?:more|"
              r"fewer|less)\b|\s+(?:at\s+(?:least|most)|max(?:imum)?|min(?:imum)?|tops)\b)?")
 _POST_RELATION = {"or more": "at least", "at least": "at least", "minimum": "at least",
-                  "min": "at least"}
+                  "min": "at least", "+": "at least"}
 # a number that is not the end of a range ("3-5 bullets", "between 3 and 5 bullets")
 _NOT_RANGE_EN = r"(?<![-–—~/\d])(?<!\bto\s)(?<!\bor\s)(?<!\band\s)"
 # a thing said of each of several: "a one-sentence caption for each photo"

@@ -4,8 +4,7 @@ into the story"), whose polarity a negation before the verb turns ("do not use t
 woof, or puppy", "you are not allowed to use ...", "without using the word ..."); verbs that
 forbid by themselves ("avoid the words ...", "exclude ..."); the word as a subject ("the word
 galaxy should appear at least 4 times", "the words 'x' and 'y' must not appear"); labelled lists
-("Keywords: ...", "Banned words: ..."); and the Chinese forms ("至少出现3次", "不得出现…",
-"文中需要提到“…”和“…”两个关键词"); package-internal.
+("Keywords: ...", "Banned words: ..."); the Chinese forms are in `words_zh`; package-internal.
 
 Words are quoted, or bare after a noun that names them ("the words happy or sad"), each a
 keyword or forbidden word of its own. A word the request asks about ("write about the word
@@ -17,22 +16,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.common import (
-    _QUALIFIER_EN,
-    _ZH_AT_LEAST,
-    _ZH_AT_MOST,
-    _ZH_START,
-    Build,
-    _count,
-)
+from rubrics.checks.numbers import EN_NUMBER, to_int
+from rubrics.checks.phrasings.common import _QUALIFIER_EN, Build, _count
 from rubrics.checks.phrasings.short import (
+    _QUOTE_ITEM,
     _QUOTE_LIST,
     _TIMES_EN,
     _times,
     quoted_words,
     times_relation,
-    zh_relation_of,
 )
 
 _I = re.I | re.S
@@ -46,8 +38,8 @@ _STOP = (r"(?:and|or|nor|in|into|to|at|on|of|for|from|with|within|throughout|any
 _BARE_WORD = rf"(?!{_STOP}\b)[A-Za-z0-9][\w'’-]*"
 _BARE_ITEM = rf"{_BARE_WORD}(?:\s+{_BARE_WORD})?"
 # after a bare list: the end of the sentence or a word that cannot belong to the list
-_BARE_END = (r"(?=\s*(?:[.,;:!?)\n]|$)|\s+(?:in|into|to|at|anywhere|throughout|within|when|while|"
-             rf"please|so|because|from|more|less|fewer|exactly|{EN_NUMBER}\b|{_QUALIFIER_EN}|"
+_BARE_END = (r"(?=\s*(?:[.,;:!?)\n。，；！？）]|$)|\s+(?:in|into|to|at|anywhere|throughout|within|"
+             rf"when|while|please|so|because|from|more|less|fewer|exactly|{EN_NUMBER}\b|{_QUALIFIER_EN}|"
              r"once|twice|thrice|should|must|may|can|will|is|are|appears?|occurs?|shows?|be|"
              r"anymore|at\s+all|whatsoever|ever)\b)")
 _BARE_LIST = (rf"{_BARE_ITEM}(?:(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+)"
@@ -72,10 +64,6 @@ _SOMEONE_ELSE = re.compile(
     r"\b(?:players?|characters?|people|someone|somebody|everyone|nobody|kids|children|"
     r"students|users|customers|he|she|they|the\s+(?:hero|villain|narrator|character|player|"
     r"speaker|protagonist))\b[^.;!?\n]*$", re.I)
-_ZH_NEGATION = (r"(?:不要|不能|不得|禁止|避免|不可|切勿|请勿|严禁|不允许|不准|不许|勿|切忌|杜绝|"
-                r"不应|不宜|别)")
-_ZH_NEGATED = re.compile(rf"{_ZH_NEGATION}\s*$")
-_ZH_NOUN = r"(?:关键词|关键字|词语|词汇|字眼|词组|短语|这个词|一词|等词|这些词|词)"
 
 
 def _clause_before(m: re.Match[str]) -> str:
@@ -120,25 +108,27 @@ def _instances(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
             for check in _count("keyword", relation, to_int(m.group("n")), word=w)]
 
 
-def _zh_used(polarity: str) -> Build:
-    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        words = quoted_words(m.group("words"))
-        if polarity == "use" and _ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start()):
-            return []
-        if polarity == "forbid":
-            return [("forbidden_word", {"word": w}) for w in words]
-        groups = m.groupdict()
-        n = to_int(groups["n"]) if groups.get("n") else None
-        relation = zh_relation_of(groups.get("q") or groups.get("q2") or "") if n else "at least"
-        return [check for w in words for check in _count("keyword", relation, n or 1, word=w)]
-    return build
+def _second(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A word and its count after a first one's in the same sentence ("'cinnamon' appears at
+    least once and 'nutmeg' at least twice"): a keyword when the first was one."""
+    if not _FIRST_COUNTED.search(m.string, max(0, m.start() - 60), m.start()):
+        return []
+    return _used("use")(m)
 
 
 _TIMES = rf"(?:\s*,?\s+(?:in\s+(?:your|the)\s+\w+\s+)?{_TIMES_EN})?"
-_APPEAR = (r"(?:appears?|occurs?|shows?\s+up|(?:be|is)\s+used|(?:be|is)\s+included|(?:be|is)\s+"
-           r"mentioned|features?|comes?\s+up|(?:be|is)\s+present)")
+_APPEAR = (r"(?:appears?|occurs?|shows?\s+up|(?:be|is|are)\s+(?:used|included|mentioned|present)|"
+           r"features?|comes?\s+up)")
 _MODAL = r"(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|ought\s+to|will|shall|to|can|may)"
-_ZH_Q = rf"(?:{_ZH_AT_LEAST}|{_ZH_AT_MOST})"
+# a bare word after "the" names a thing, not a word, when it is one of these
+_SOME = r"(?:same|other|different|following|word|words|phrase|term|name|letter|one)\b"
+# "should both show up", "all need to appear"
+_ALL = r"(?:(?:both|all|each|also)\s+)?"
+
+# the first word of two and its count: "'cinnamon' appears at least once"
+_FIRST_COUNTED = re.compile(
+    rf"(?:{_APPEAR}|\b(?:use|mention|include|say|repeat)\b[^.;!?\n]{{1,40}}?)\s+{_TIMES_EN}\s*$",
+    re.I)
 
 _RULES: tuple[tuple[str, Build], ...] = (
     # a verb of using and its words: "include the keywords a, b and c", "use the word love
@@ -146,7 +136,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b{_USE}\s+(?:(?:each|all|both|any)\s+of\s+)?(?:the\s+|these\s+|those\s+|this\s+|"
      rf"following\s+)*(?:following\s+)?{_NOUN}\s*:?\s*[\[(]?\s*(?P<words>{_QUOTE_LIST})"
      rf"{_TIMES}", _used("use")),
-    (rf"\b{_USE}\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*(?P<bare>{_BARE_LIST})"
+    (rf"\b{_USE}\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*\(?\s*(?P<bare>{_BARE_LIST})"
      rf"(?:\s+in\s+(?:your|the)\s+(?:entire\s+)?\w+)?{_TIMES}", _used("use")),
     (rf"\b{_USE}\s+(?:each|all|every\s+one|both)\s+of\s+(?:these|the\s+following)\s+{_NOUN}\s*"
      rf"(?:{_TIMES_EN}\s*)?:\s*(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))",
@@ -154,14 +144,17 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:use|using|mention|mentioning|include|including|repeat|repeating|say|saying|write|"
      rf"feature|featuring|name)\s+(?P<words>{_QUOTE_LIST})\s*,?"
      rf"\s+{_TIMES_EN}", _used("use")),
-    (rf"\b(?:use|using|mention|mentioning|say|saying|repeat|repeating)\s+(?P<bare>{_BARE_ITEM})"
-     rf"\s+{_TIMES_EN}", _used("use")),
-    (rf"\b(?:use|mention|include|say|write|name)\s+(?P<words>{_QUOTE_LIST})\s+(?:somewhere\s+)?"
+    (rf"\b(?:use|using|mention|mentioning|say|saying|repeat|repeating)\s+(?:the\s+(?!{_SOME}))?"
+     rf"(?P<bare>{_BARE_ITEM})\s+(?:like\s+)?{_TIMES_EN}", _used("use")),
+    (rf"\b(?:use|mention|include|say|write|name|reference|cite|feature|incorporate|drop|"
+     rf"(?:work|weave|slip|throw)\s+in)\s+(?P<words>{_QUOTE_LIST})\s+(?:somewhere\s+)?"
      r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
      r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use")),
     (rf"(?P<neg>\b(?:do\s+not|don['’]t|never|must\s+not|mustn['’]t|should\s+not|shouldn['’]t|cannot|"
      rf"can['’]t|please\s+don['’]t))\s+(?:ever\s+)?(?:use|say|write|mention|include)\s+"
      rf"(?P<words>{_QUOTE_LIST})", _used("use")),
+    (rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
+     rf"(?P<words>{_QUOTE_LIST})", _used("forbid")),
     # verbs that forbid by themselves: "avoid the words 'very' and 'really'", "exclude ..."
     (rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban|skip|steer\s+clear\s+of|"
      rf"refrain\s+from|stay\s+away\s+from)\s+(?:(?:using|saying|mentioning|writing|including|"
@@ -177,6 +170,13 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+\w+\s+)?{_TIMES_EN}", _used("use")),
     (rf"(?P<words>{_QUOTE_LIST})\s+(?:{_MODAL}\s+)?(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+"
      rf"\w+\s+)?{_TIMES_EN}", _used("use")),
+    # with no count: "the words 'harbor' and 'lantern' should both show up", "the keywords AI
+    # and ethics are present"
+    (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))\s+{_ALL}"
+     rf"(?:{_MODAL}\s+)?{_ALL}(?:only\s+)?{_APPEAR}\b", _used("use")),
+    # a second word and its count after the first: "... at least once and 'nutmeg' at least
+    # twice"
+    (rf"\band\s+(?P<words>{_QUOTE_ITEM})\s+{_TIMES_EN}", _second),
     (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:(?:should|"
      r"must|may|can|is\s+to|are\s+to)\s*(?:not|n['’]t)|(?:does|do)\s*(?:not|n['’]t)|never)\s+(?:ever\s+)?"
      rf"(?:{_APPEAR}|be\s+(?:said|written|mentioned|included|present))", _used("forbid")),
@@ -188,31 +188,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"uses|repetitions)\s+of\s+(?:the\s+)?(?:{_NOUN}\s+)?(?:(?P<words>{_QUOTE_LIST})|"
      rf"(?P<bare>{_BARE_ONE}))", _instances),
     # labelled lists: "Keywords: a, b", "Banned words: 'x', 'y'"
-    (rf"^\s*(?:[-*•]\s*)?(?:required\s+)?(?:key\s*words?|keywords?|must-use\s+words)\s*[:：]\s*"
-     rf"(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("use")),
+    (rf"(?:^|(?<=[,，;；。.]))\s*(?:[-*•]\s*)?(?:required\s+)?(?:key\s*words?|keywords?|must-use\s+"
+     rf"words)\s*(?:\([^()\n]{{1,30}}\)\s*)?[:：]\s*(?:(?P<words>{_QUOTE_LIST})|"
+     rf"(?P<bare>{_BARE_LIST}))", _used("use")),
     (rf"\b(?:forbidden|banned|prohibited|taboo|excluded|off-limits|blacklisted)\s+{_NOUN}\s*[:：]"
      rf"\s*(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid")),
-    # Chinese: "包含关键词“a”“b”", "文中需要提到“a”和“b”两个关键词", "'a''b'等关键词"
-    (rf"(?:包含|包括|使用|出现|提到|提及|融入|带有|含有|加入|嵌入|植入|用到|写入|"
-     rf"涵盖|体现)(?:以下|如下)?(?:{_ZH_NOUN})[：:]?\s*(?P<words>{_QUOTE_LIST})(?:\s*(?:这个词|一词|等词)?"
-     rf"\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次)?", _zh_used("use")),
-    (rf"(?:包含|包括|使用|提到|提及|融入|加入|嵌入|植入|用到|写入|涵盖|体现)\s*"
-     rf"(?P<words>{_QUOTE_LIST})\s*(?:等|这|这些|这几|两|三|四|五|几)?(?:个|些)?(?:关键词|关键字|"
-     r"词语|词汇)", _zh_used("use")),
-    (rf"(?P<words>{_QUOTE_LIST})\s*等?(?:关键词|关键字)", _zh_used("use")),
-    (rf"(?P<words>{_QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词|这几个词)?\s*(?:在[^。；\n]{{0,8}}中)?"
-     rf"\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
-    (rf"{_ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*"
-     rf"(?P<words>{_QUOTE_LIST})\s*"
-     rf"(?:这个词|一词)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
-    (rf"{_ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*"
-     rf"(?P<n>{ZH_NUMBER})\s*次"
-     rf"\s*(?P<words>{_QUOTE_LIST})", _zh_used("use")),
-    # Chinese, forbidden: "不得出现“第一”这个词", "禁止使用“最好”“第一”等词语"
-    (rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})?[：:]?\s*"
-     rf"(?P<words>{_QUOTE_LIST})", _zh_used("forbid")),
-    (rf"(?P<words>{_QUOTE_LIST})\s*(?:等|这个|这些)?(?:{_ZH_NOUN})?\s*(?:不得|不能|不要|不可|禁止|"
-     r"严禁|不允许|不应)(?:出现|使用)", _zh_used("forbid")),
 )
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
