@@ -134,3 +134,31 @@ def test_keywords_in_their_verb_noun_and_subject_families(request_text, expected
 ])
 def test_words_that_are_no_keyword(request_text):
     assert all(kind != "keyword" for kind, _ in found(request_text))
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Emphasize at least 2 terms by wrapping them in **double asterisks**.",
+     [count("highlight_count", "at least", 2)]),
+    ("Make the two most important ideas bold.", [count("highlight_count", "at least", 2)]),
+    ("Bold text should be used for at least 3 important dates.",
+     [count("highlight_count", "at least", 3)]),
+    ("文中重要的概念请用粗体标出，至少4处。", [count("highlight_count", "at least", 4)]),
+    ("用斜体强调至少一句话。", [count("highlight_count", "at least", 1)]),
+    ("请将最重要的三句话加粗。", [count("highlight_count", "at least", 3)]),
+    ("Please bold 至少两个 key terms。", [count("highlight_count", "at least", 2)]),
+    ("at least three words should be fully capitalized.",
+     [count("capital_word_count", "at least", 3)]),
+    ("a message where exactly four words are in capital letters.",
+     [count("capital_word_count", "exactly", 4)]),
+    ("ALL-CAPS words: between 2 and 5.", [count("capital_word_count", "between", 2, 5)]),
+    ("Capitalize every letter of at least two words.",
+     [count("capital_word_count", "at least", 2)]),
+    ("回答中至少要有3个全大写的英文单词。", [count("capital_word_count", "at least", 3)]),
+    ("回答里至少要有 2 个 ALL CAPS 的单词。", [count("capital_word_count", "at least", 2)]),
+])
+def test_highlights_and_capitalised_words_in_more_wordings(request_text, expected):
+    assert found(request_text) == expected
+
+
+def test_emphasis_with_no_markdown_named_is_content():
+    assert found("Emphasize three benefits of walking.") == []

@@ -64,6 +64,8 @@ def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """How many words written all in capitals the response must have."""
     groups = m.groupdict()
     n = _times(m) if groups.get("t") else to_int(groups["n"]) if groups.get("n") else None
+    if groups.get("upper"):
+        return _count("capital_word_count", "between", n, to_int(groups["upper"]))
     qualifier = groups.get("q") or ""
     relation = zh_relation_of(qualifier) if re.search(r"[\u4e00-\u9fff]", qualifier) \
         else times_relation(m)
@@ -73,7 +75,7 @@ def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 _QN = (rf"\b(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
        r"less)|at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?")
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
-_ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写)(?:的)?(?:英文)?(?:单词|词)"
+_ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写|all[\s-]*caps)\s*(?:的)?(?:英文)?(?:单词|词)"
 _ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)?|"
                  r"fully[\s-]+capitali[sz]ed|capitali[sz]ed|upper[\s-]*case|full[\s-]+caps)")
 
@@ -121,9 +123,15 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _whole("uppercase")),
     # how many words in capitals
     (rf"\b{_QN}\s+(?:\w+\s+){{0,2}}?words?\s+(?:(?:that|which)\s+(?:are|is)\s+)?(?:(?:should|must|"
-     r"need\s+to|needs\s+to|to|will)\s+"
-     r"(?:be\s+)?)?(?:(?:written|typed|put|set|fully|entirely|completely)\s+)*(?:in|using|with)"
-     rf"\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}", _capital_words),
+     r"need\s+to|needs\s+to|to|will)\s+(?:be\s+)?|(?:are|is)\s+)?(?:(?:written|typed|put|set|fully|"
+     r"entirely|completely)\s+)*(?:(?:in|using|with)\s+(?:all[\s-]+|full[\s-]+)?"
+     rf"{_CAPS}|capitali[sz]ed|upper[\s-]*cased)", _capital_words),
+    # "ALL-CAPS words: between 2 and 5", "capitalize every letter of at least two words"
+    (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*(?:between\s+)?(?P<n>{EN_NUMBER})\s*(?:and|-|–|to)\s*"
+     rf"(?P<upper>{EN_NUMBER})", _capital_words),
+    (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*{_QN}", _capital_words),
+    (rf"\bcapitali[sz]e\s+(?:every\s+letter\s+(?:of|in)\s+|(?:fully|entirely)\s+){_QN}\s+"
+     r"(?:\w+\s+)?words\b", _capital_words),
     (rf"\b(?:use|write\s+in|put\s+in|type\s+in)\s+(?:all[\s-]+|full[\s-]+)?(?:caps|capitals|"
      rf"capital\s+letters|uppercase)\s+(?:for|on)\s+{_QN}\s+(?:\w+\s+)?words\b", _capital_words),
     (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}"
@@ -137,7 +145,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"words\b", _capital_words),
     (rf"{_ZH_CAPS_WORD}[^。；！？\n]{{0,8}}?{_ZH_Q}\s*(?:出现|使用|有)\s*(?P<n>{ZH_NUMBER})\s*次",
      _capital_words),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个{_ZH_CAPS_WORD}",
+    (rf"{_ZH_START}{_ZH_Q}\s*(?:要|需|需要|应|必须)?(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个\s*"
+     rf"{_ZH_CAPS_WORD}",
      _capital_words),
 )
 

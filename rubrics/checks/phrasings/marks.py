@@ -73,6 +73,13 @@ def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count("highlight_count", relation, to_int(groups["n"]))
 
 
+def _emphasized(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Emphasis is a highlight only when its sentence names markdown, asterisks, bold or
+    italics ("emphasize 2 terms with **asterisks**"; not "emphasize three benefits")."""
+    sentence = re.split(r"(?<=[.!?\n])\s", m.string[m.start():])[0]
+    return _marked(m) if _MARKDOWN.search(sentence) else []
+
+
 def _some_marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count("highlight_count", "at least", 1)
 
@@ -115,12 +122,22 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
      rf"markdown\s+(?:bold|italics?|highlighting))\s+(?:for|on|to\s+(?:highlight|mark|"
      rf"emphasi[sz]e))\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b", _marked),
-    (rf"\b(?:put|set|make|write|format|mark)\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|"
+    (rf"\b(?:put|set|make|write|format|mark)\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|"
      rf"{_SOFT_NOUNS})\s+(?:in\s+)?(?:bold|italics?|boldface)\b", _marked),
     # "at least 3 sections highlighted with markdown", "2 phrases in bold"
     (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+(?:(?:should|must|need\s+to)\s+"
      r"be\s+|are\s+|is\s+)?(?:highlighted|bolded|italici[sz]ed|emphasi[sz]ed\s+(?:with|in|using)\s+"
-     r"markdown|in\s+(?:bold|italics?))\b", _marked),
+     r"(?:markdown|asterisks|bold|italics?)|in\s+(?:bold|italics?))\b", _marked),
+    # emphasis said in words, with markdown named: "emphasize at least 2 terms by wrapping them
+    # in **double asterisks**"
+    (rf"\bemphasi[sz]e\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b",
+     _emphasized),
+    # "bold text should be used for at least 3 important dates"
+    (rf"\b(?:bold|italic|boldface)\s*(?:text|font|type|formatting)?\s+(?:should|must|needs?\s+to|"
+     rf"has\s+to|will)\s+be\s+used\s+(?:for|on)\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?[\w-]+", _marked),
+    # "bold 至少两个 key terms"
+    (rf"\b{_HIGHLIGHT_VERBS}\s+{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个?\s*(?:[\w-]+\s+){{0,2}}?"
+     rf"(?:{_NOUNS}|{_SOFT_NOUNS})", _marked),
     # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
     (rf"\bhighlight\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)[^.;!?\n]{{1,50}}?\s+(?:with|using|"
      r"in)\s+markdown\b", _some_marked),
@@ -131,10 +148,13 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"main|core)\s+(?:points?|information|content|terms?|words?|phrases?|facts?|details?)\s+"
      r"(?:should\s+be\s+|must\s+be\s+)?in\s+bold\b", _some_marked),
     # Chinese: "用markdown加粗至少3个关键词", "至少突出显示两个部分", "重点信息加粗"
-    (rf"{_ZH_MARK}(?:显示|标出|标注)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)", _marked),
+    (rf"{_ZH_MARK}(?:显示|标出|标注|强调)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)",
+     _marked),
+    (rf"{_ZH_MARK}(?:显示|标出|标注|强调)?[^。；\n]{{0,6}}?[，,]\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*"
+     r"(?:个|处|条)", _marked),
     (rf"{_ZH_START}{_ZH_Q}\s*{_ZH_MARK}(?:显示|标出|标注)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)",
      _marked),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)[^。；，,\n]{{0,10}}?(?:用|使用|以)?"
+    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)[^。；，,\n]{{0,10}}?(?:用|使用|以)?"
      rf"(?:markdown)?{_ZH_MARK}", _marked),
     (r"(?:重点|关键|重要)(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
      r"(?:用|使用|以)?(?:加粗|粗体)", _some_marked),
