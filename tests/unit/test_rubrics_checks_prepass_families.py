@@ -162,3 +162,51 @@ def test_highlights_and_capitalised_words_in_more_wordings(request_text, expecte
 
 def test_emphasis_with_no_markdown_named_is_content():
     assert found("Emphasize three benefits of walking.") == []
+
+
+def ends(phrase):
+    return ("ends_with", {"phrase": phrase})
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Sign the email off with 'Warm regards, Dana'.", [ends("Warm regards, Dana")]),
+    ("finish it off with 'stay curious' and nothing after that", [ends("stay curious")]),
+    ("Kick things off with \"Once upon a midnight\".",
+     [("starts_with", {"phrase": "Once upon a midnight"})]),
+    ("Close your answer with this exact question: Any questions?", [ends("Any questions?")]),
+    ("Last line: 'Stay safe out there.'", [ends("Stay safe out there.")]),
+    ("用“未完待续”四个字收尾。", [ends("未完待续")]),
+    ("以一句“晚安”结束。", [ends("晚安")]),
+    ("帮我写个 LinkedIn post，结尾加上 #hiring。", [ends("#hiring")]),
+])
+def test_closing_and_opening_phrases_in_more_wordings(request_text, expected):
+    assert found(request_text) == expected
+
+
+def language(code):
+    return ("language", {"language": code})
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Could you do the whole thing in German?", [language("de")]),
+    ("I'd like the answer written in Italian.", [language("it")]),
+    ("Language: French. Length: about 100 words.",
+     [language("fr"), count("word_count", "between", 80, 120)]),
+    ("语言：法语；长度：不超过100个单词。", [language("fr"), count("word_count", "at most", 100)]),
+    ("把你的回答写成西班牙语。", [language("es")]),
+    ("帮我写一封 cover letter，用英文，语气正式。", [language("en")]),
+    ("请写一段 self-introduction，in English，谢谢。", [language("en")]),
+    ("Reply in 日语 please，讲讲富士山。", [language("ja")]),
+    ("回复用 Spanish，简单点。", [language("es")]),
+])
+def test_the_response_language_in_more_wordings_and_both_languages(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "帮我把这句话 translate 成法语：see you tomorrow",
+    "What's 'cat' in French?",
+    "Write about German cities and their history.",
+])
+def test_a_language_that_is_a_target_or_topic_is_no_check(request_text):
+    assert found(request_text) == []

@@ -21,23 +21,25 @@ from rubrics.checks.phrasings.short import _QUOTE_ITEM, quoted_words
 _I = re.I | re.S
 _END_VERBS = (r"(?:end|ends|ending|finish|finishes|finishing|conclude|concludes|concluding|"
               r"close|closes|closing|wrap\s+up|wraps\s+up|sign\s+off|signs\s+off|round\s+off|"
-              r"cap\s+off)")
+              r"cap\s+off|sign|signs|wrap|wraps|round|cap|top)")
 _START_VERBS = (r"(?:start|starts|starting|begin|begins|beginning|open|opens|opening|"
-                r"kick\s+off|lead\s+off)")
+                r"kick\s+off|lead\s+off|kick|kicks|lead)")
+# the particle of a phrasal verb after its object: "sign the email off with", "kick things off"
+_PARTICLE = r"(?:(?:off|up|out)\s+)?"
 # the parts a phrase may be asked of instead of the whole: "each paragraph", "the first line"
 _PART = (r"(?:each|every|all|any|(?:the\s+)?(?:first|second|third|fourth|fifth|last|final|"
          r"next|\d+(?:st|nd|rd|th))|(?:your|the|this|that)\s+(?:\w+\s+)?(?:paragraphs?|stanzas?|"
          r"verses?|sections?|sentences?|lines?|bullets?|items?|chapters?|parts?|points?))\b")
 # the verb's object: the response ("it", "your reply", "the whole email"), never a part
-_OBJECT = (rf"(?:(?!{_PART})(?:it|(?:your|the|this|my)\s+(?:(?:entire|whole|full|final)\s+)?"
-           r"[\w-]+(?:\s+(?:post|letter|message|note|answer|response|reply))?)\s+)?")
+_OBJECT = (rf"(?:(?!{_PART})(?:it|things|everything|(?:your|the|this|my)\s+"
+           r"(?:(?:entire|whole|full|final)\s+)?[\w-]+(?:\s+(?:post|letter|message|note|answer|response|reply))?)\s+)?")
 # what introduces the phrase: "with the exact sentence:", "by saying", "on the line"
 _WITH = (r"(?:with|by\s+(?:saying|writing)|on)(?:\s+|\s*(?=[:,]))"
          r"(?:(?:the|this|that|these|a|an)\s+)?(?:(?:exact|precise|following|same|very)\s+)?(?:(?:phrase|sentence|line|words?|"
          r"question|statement|quote|sign[\s-]?off|greeting|salutation|text)\s*)?(?:[:,]\s*)?")
 # the same, before a phrase with no quotes: "with the exact phrase", "with:"
 _WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following)\s+(?:phrase|"
-              r"sentence|line|words?)\s*:?|(?:phrase|sentence|line|words?)\s*:|(?:phrase|sentence|"
+              r"sentence|line|words?|question|statement|greeting|sign[\s-]?off)\s*:?|(?:phrase|sentence|line|words?)\s*:|(?:phrase|sentence|"
               r"line)\s+(?=(?-i:[A-Z])))|\s*:)\s*")
 # a phrase asked of something the request asks about: "describe how the film ends with ..."
 _ABOUT = re.compile(r"\b(?:how|why|whether)\b[^.;!?\n]*$", re.I)
@@ -70,6 +72,9 @@ _AND_NOTHING_ELSE = re.compile(r"[\s,]*(?:and|with)\s+nothing\s+(?:else|more|aft
                                r"(?:\s+after\s+it)?[.!]?$", re.I)
 # Chinese
 _ZH_Q = (r"(?P<phrase>[“\"「『‘'][^”\"」』’'\n]{1,80}[”\"」』’'])")
+# between 以 and the phrase, and after it: "以一句“晚安”结束", "用“未完待续”四个字收尾"
+_ZH_ONE = r"(?:一句话?|这句话?|这样一句话?)\s*"
+_ZH_WHAT = r"(?:[一二两三四五六七八九十\d]*个?字|一词|一句话?|这句话|这几个字|几个字|等字)"
 _ZH_MUST = r"(?:必须|要|需要|需|请|应|应该|务必|一定要|得)?"
 
 
@@ -94,11 +99,11 @@ def _edge(kind: str) -> Build:
 
 _RULES: tuple[tuple[str, Build], ...] = (
     # "end your reply with the exact sentence "..."", "finish with the line '...'"
-    (rf"\b{_END_VERBS}\s+{_OBJECT}{_WITH}{_QUOTED_PHRASE}", _edge("ends_with")),
-    (rf"\b{_START_VERBS}\s+{_OBJECT}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with")),
+    (rf"\b{_END_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("ends_with")),
+    (rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with")),
     # unquoted after a colon or "the exact phrase": "End it with the exact line: ..."
-    (rf"\b{_END_VERBS}\s+{_OBJECT}{_WITH_BARE}{_BARE_PHRASE}", _edge("ends_with")),
-    (rf"\b{_START_VERBS}\s+{_OBJECT}{_WITH_BARE}{_BARE_PHRASE}", _edge("starts_with")),
+    (rf"\b{_END_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH_BARE}{_BARE_PHRASE}", _edge("ends_with")),
+    (rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH_BARE}{_BARE_PHRASE}", _edge("starts_with")),
     # "the last line must be "..."", "its final line should read exactly: ..."
     (rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}"
      rf"{_NAMED}{_QUOTED_PHRASE}", _edge("ends_with")),
@@ -116,12 +121,21 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with")),
     (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
      rf"\s*(?::|be)\s*{_QUOTED_PHRASE}", _edge("starts_with")),
+    # a labelled line: "Last line: 'Stay safe out there.'", "Sign-off: 'Cheers, Tom'"
+    (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:(?:last|final|closing|ending)\s+{_EDGE_NOUN}|"
+     rf"sign[\s-]?off)\s*[:：]\s*{_QUOTED_PHRASE}", _edge("ends_with")),
+    (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:first|opening)\s+{_EDGE_NOUN}\s*[:：]\s*"
+     rf"{_QUOTED_PHRASE}", _edge("starts_with")),
     # Chinese: "以“…”结尾", "结尾必须是“…”", "最后一句话请写“…”", "用“…”开头"
-    (rf"(?:以|用)\s*{_ZH_Q}\s*(?:字|二字|两字|一词|一句话?|这句话)?\s*(?:作为|作|来)?(?:结尾|结束|"
+    (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来)?(?:结尾|结束|"
      r"收尾|收束|落款)", _edge("ends_with")),
+    # "结尾加上 #hiring": a hashtag or Latin words with no quotes, up to the clause's end
+    (r"(?:结尾|末尾|文末|最后)(?:处)?(?:请)?(?:加上|写上|附上|带上)\s*"
+     r"(?P<bare>(?!P\.)[#@]?[A-Za-z][^，。；！？\n\"“”]{0,40}?)(?=\s*[，。；！？\n]|$)",
+     _edge("ends_with")),
     (rf"(?:结尾|末尾|文末|最后|结束时|结尾处)(?:的)?(?:一句话?|一行|一段的最后一句)?{_ZH_MUST}"
      rf"(?:写上|加上|写|是|为|以|用)\s*[:：]?\s*{_ZH_Q}", _edge("ends_with")),
-    (rf"(?:以|用)\s*{_ZH_Q}\s*(?:字|二字|两字|一词|一句话?|这句话)?\s*(?:作为|作|来)?(?:开头|开始|"
+    (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来)?(?:开头|开始|"
      r"开篇|起笔)", _edge("starts_with")),
     (rf"(?:开头|开篇|第一句话?|开头第一句话?|开头的第一句话?){_ZH_MUST}(?:写上|写|是|为|以|用)"
      rf"\s*[:：]?\s*{_ZH_Q}", _edge("starts_with")),

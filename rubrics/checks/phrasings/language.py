@@ -103,7 +103,20 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:(?:response|answer|reply|output|writing)\s+language|language\s+of\s+(?:your|the)"
      rf"\s+(?:\w+\s+)?(?:response|answer|reply|output|text))\s*(?::|(?:should|must|has\s+to|"
      rf"needs\s+to|shall|will)\s+be|is)\s*{LANG_EN}{_END_EN}", _code),
-    (rf"^\s*(?:[-*]\s*)?language\s*:\s*{LANG_EN}\s*$", _code),
+    (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:output\s+|response\s+)?language\s*[:：]\s*{LANG_EN}"
+     r"(?=\s*(?:[.;,\n]|$))", _code),
+    (rf"(?:^|(?<=[。；;，,\n]))\s*(?:回答|回复|输出)?语言\s*[：:]\s*{LANG_ZH}(?=\s*(?:[。；;，,\n]|$))",
+     _code),
+    # "do the whole thing in German", "I'd like the answer written in Italian"
+    (rf"\b(?:do|put)\s+(?:it|this|everything|it\s+all|all\s+of\s+it|the\s+whole\s+thing)\s+"
+     rf"{_WHOLLY_EN}in\s+{LANG_EN}{_END_EN}", _code),
+    (rf"\b{_RESPONSE_EN}\s+(?:(?:to\s+)?be\s+)?(?:written|composed|given|delivered|done|provided)\s+"
+     rf"{_WHOLLY_EN}in\s+{LANG_EN}{_END_EN}", _code),
+    # both languages at once: "Reply in 日语 please", "回复用 Spanish", "，in English，"
+    (rf"\b{_ANSWER_EN}\s+{_WHOLLY_EN}(?:in|using)\s*{LANG_ZH}", _code),
+    (rf"(?:回答|回复|作答|输出|全文)(?:请|需|要|必须|都|全部|均)*(?:使用|用|以)\s*{LANG_EN}\b",
+     _code),
+    (rf"(?<=[，、；：（])\s*in\s+{LANG_EN}\s*(?=[，。；、）]|$)", _code),
     # "write a short poem in French", "tell me a joke in German"
     (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)in\s+(?:the\s+)?{LANG_EN}(?:\s+language)?"
      r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining)\b))", _code),
@@ -114,6 +127,10 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?:请|务必|必须|只|仅|全部|全程|一律)(?:使用|用|以)\s*{LANG_ZH}"
      r"(?=[。，,.！!；;\s)）]|$|(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|创作|进行))",
      _code),
+    # a language alone in a clause: "，用英文，", "把你的回答写成西班牙语"
+    (rf"(?:^|(?<=[，,、；;：:]))\s*(?:全文|全部|都)?(?:用|使用|以)\s*{LANG_ZH}\s*(?:写|撰写|回答|回复|书写)?"
+     r"(?=\s*(?:[，,。；;、）)！!]|$))", _code),
+    (rf"(?:回答|回复|答案|全文|内容)(?:都|全部)?(?:写成|改成|改写成)\s*{LANG_ZH}", _code),
     (rf"(?:用|使用|以|采用)\s*{LANG_ZH}\s*(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|"
      r"创作|进行回答)", _code),
     # a language alone in a list of requirements: "（英文，不超过60个单词）", "要求：英文，…"

@@ -14,11 +14,14 @@ from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
 EACH_AFTER = re.compile(r"^[^.;,\n]{0,12}\b(?:each|per|apiece)\b", re.I)
 EACH_BEFORE = re.compile(r"\b(?:each|every|per)\b[^.;\n]{0,40}$", re.I)
 EACH_ZH_AFTER = re.compile(r"^\s*/\s*(?:each|per)|^每|^/(?:篇|段|条|章)")
-EACH_ZH_BEFORE = re.compile(r"每(?:段|篇|条|个|部分|章|节)[^，。；]{0,10}$")
+EACH_ZH_BEFORE = re.compile(r"每(?:段|篇|条|个|部分|章|节|点|项|句|行|首)[^，。；]{0,10}$")
 
 # Whose a length or count is: the whole response's, or one named part's.
 # a list item's opening: "- ", "* ", "3. ", "2) ", "1、", "(1)"
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}\s*[.)）、](?!\d)|[(（]\d{1,2}[)）])\s*")
+# labelled requirements in a row on one line ("Language: French. Length: about 100 words.",
+# "语言：法语；长度：不超过100个单词"): a length's label is the one of its own segment
+SEGMENT_BREAK = re.compile(r"[；;。]|\.\s")
 # "标题：", "- Opening:": a line's label, up to its first colon
 LINE_LABEL = re.compile(r"^([^：:\n]{1,16}?)\s*[：:]")
 # "引言（", ", a body (": the text a part's name may sit in ends at one of these
@@ -139,7 +142,7 @@ def _names_the_whole(name: str) -> bool:
 def _after_label(line: str) -> bool:
     """A length on a labelled line ("- 标题：简洁有力，20字以内", "Title: under 10 words") is
     the labelled part's."""
-    body = _unmarked(line)
+    body = _unmarked(SEGMENT_BREAK.split(line)[-1])
     label = LINE_LABEL.match(body)
     if not label:
         return False
