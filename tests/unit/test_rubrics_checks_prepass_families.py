@@ -210,3 +210,23 @@ def test_the_response_language_in_more_wordings_and_both_languages(request_text,
 ])
 def test_a_language_that_is_a_target_or_topic_is_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Headline wrapped in double angle brackets, then the body.", [("title", {})]),
+    ("标题须用双尖括号括起来。", [("title", {})]),
+    ("输出必须是合法的JSON。", [("json", {})]),
+    ("给我一个 JSON 格式的输出，包含 name 和 age 两个字段。", [("json", {})]),
+    ("整个回复请用双引号括起来。", [("quoted", {})]),
+    ("整段 response 要用双引号包起来。", [("quoted", {})]),
+    ("全文不准出现逗号。", [("no_commas", {})]),
+    ("信的末尾加一段附言，以P.S.开头。", [("postscript", {"marker": "P.S."})]),
+    ("请用三个要点总结，每个要点用“-”开头。", [count("bullet_count", "exactly", 3)]),
+    ("Word count: 250–300.", [count("word_count", "between", 250, 300)]),
+    ("帮我写一封 cover letter，不超过200 words。", [count("word_count", "at most", 200)]),
+    ("Write a story，分成 4 paragraphs，用 *** 分隔。", [paragraphs("exactly", 4, divider="***")]),
+    ("帮我写一段 summary，two sentences only。", [count("sentence_count", "exactly", 2)]),
+    ("字数 around 500 字，about 杭州西湖。", [count("char_count", "between", 400, 600)]),
+])
+def test_marks_and_lengths_in_chinese_and_mixed_wordings(request_text, expected):
+    assert found(request_text) == expected

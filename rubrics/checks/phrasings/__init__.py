@@ -165,7 +165,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"to\s+be\s+used)|forbidden|banned|prohibited|off[\s-]limits)|\bcommas?\s+(?:must|should|"
      r"may|can)\s*(?:not|n['’]t)\s+(?:be\s+used|appear)|逗号(?:一律)?(?:不得|不能|不要|不可|禁止)"
      r"(?:使用|出现)", _flag("no_commas")),
-    (r"\b(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
+    (r"(?<![A-Za-z])(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
     (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:a\s+|the\s+)?"
      r"(?:valid\s+)?json(?:\s+format|\s+object)?\b", _flag("json")),
@@ -183,6 +183,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      rf"(?:字数|篇幅|长度)(?:要求|控制|限制|保持|大约|大概|为|在|是|约|：|:|\s)*{_ZN}\s*{_ZH_CHARS}"
      r"(?![以内之下左上])|"
      rf"(?:一篇|一份|一段|写|撰写)\s*(\d+)\s*{_ZH_CHARS}(?:的|之)", _zh_chars("about")),
+    (rf"(?:{_ABOUT_EN})\s*{_ZN}\s*{_ZH_CHARS}", _zh_chars("about")),
     # Chinese counts of parts
     (rf"(?:分为|分成|包括|包含|共|分|划分为)\s*{_ZN}\s*(个部分|部分|段落|个段落|个自然段|自然段|"
      r"个章节|个小标题|段|句话)", _zh_units),
@@ -201,10 +202,12 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"(?:段落|段)",
      lambda m: _count("paragraph_count", "between", *_numbers(m)[:2], divider=None)),
     # Chinese form
-    (r"不(?:要|能|得)?(?:使用|用|出现|包含|含有)(?:任何)?逗号", _flag("no_commas")),
+    (r"不(?:要|能|得|准|许|可)?(?:使用|用|出现|包含|含有)(?:任何)?逗号", _flag("no_commas")),
     (r"(?:避免|禁止|不允许|不许)(?:使用|出现)?(?:任何)?逗号|不(?:能|要|得|可)?(?:带|有|含)逗号",
      _flag("no_commas")),
-    (r"(?:以|用|使用|输出为|返回)\s*JSON\s*(?:格式|形式)?|JSON\s*格式(?:输出|返回|回复)",
+    (r"(?:以|用|使用|输出为|返回)\s*JSON\s*(?:格式|形式)?|JSON\s*格式(?:的)?\s*(?:输出|返回|回复|回答|结果)|"
+     r"(?:输出|回答|回复|结果|返回)(?:内容|结果)?(?:必须|需要|需|应|要|应该)?(?:是|为)(?:合法|有效|标准|规范)?的?"
+     r"\s*JSON",
      _flag("json")),
 ))
 

@@ -161,7 +161,8 @@ def _counted(kind: str, *, bare_english_paragraphs: bool = True) -> Build:
             return []
         if not bare_english_paragraphs and kind == "paragraph_count" \
                 and re.match(r"para", noun, re.I) and not (
-                    qualified or groups.get("post") or groups.get("n2") or groups.get("long")):
+                    qualified or groups.get("post") or groups.get("n2") or groups.get("long")
+                    or _CJK.search(m.group(0))):
             return []  # "5 paragraphs" alone: the units rules read it, with its verb
         if kind == "paragraph_count" and _CJK.search(noun) and not qualified \
                 and not _ZH_PARAGRAPHS_LEAD.search(text, 0, m.start(_first_number(m))):

@@ -114,19 +114,22 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
      _in_words),
     # an English length asked in Chinese
-    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("stated")),
+    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})(?:{_ZH_WORD}|\s*words?\b)", _zh_words("stated")),
+    (rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:左右|上下)", _zh_words("about")),
     (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most")),
     (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least")),
     (rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about")),
     (rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about")),
     # a count of parts opening its clause: "four paragraphs separated by ***"
-    (rf"(?:^|(?<=[,:;(—])|(?<=[.!?]\s)|(?<=\n))\s*{_NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
+    (rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{_NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
      rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
      r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
      r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
     # a labelled word count: "Word count: at least 500", "Word count: 300"
-    (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{_QUALIFIER_EN})\s*)?{_N}(?!\s*(?:-|–|to)\s*\d)",
+    (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{_QUALIFIER_EN})\s*)?{_N}(?![\d,])(?!\s*(?:-|–|to)\s*\d)",
      _labelled),
+    (rf"\bword\s+count\s*[:：]\s*(?:between\s+)?{_N}\s*(?:-|–|—|to|and)\s*(?P<n2>{EN_NUMBER})",
+     lambda m: _count("word_count", "between", to_int(m.group("n")), to_int(m.group("n2")))),
     # headings counted in Chinese: "包含至少3个二级标题"
     (rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个(?:[一二三]级|小|子)?"
      r"标题", lambda m: _count("heading_count", zh_relation_of(m.group("q") or ""),

@@ -41,7 +41,8 @@ _WRAP_VERBS = (r"(?:wrap|enclose|put|place|surround|encase|frame|present|give|de
 _BE_WRAPPED = (r"(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:all\s+)?be|is|"
                r"be|are)\s+(?:(?:entirely|fully|completely|all)\s+)?(?:wrapped|enclosed|"
                r"surrounded|put|placed|contained|framed|written|given)")
-_ZH_WHOLE = r"(?:整个|全部|整篇|所有)?(?:回答|回复|答案|输出|内容|全文|文本|回应)"
+_ZH_WHOLE = (r"(?:整个|整段|全部|整篇|所有)?\s*(?:回答|回复|答案|输出|内容|全文|文本|回应|"
+             r"response|answer|reply|output)\s*")
 _ZH_WRAP = r"(?:括起来|包裹|包起来|包住|括住|引起来|包围|框起来)"
 # --- highlights
 _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|portions?|segments?|"
@@ -100,14 +101,14 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _flag("quoted")),
     (r"\b(?:respond|reply|answer)\s+(?:(?:entirely|only)\s+)?(?:in|inside|within|between)\s+"
      r"(?:double\s+)?(?:quotation\s+marks|quotes)", _flag("quoted")),
-    (rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均)?(?:用|使用|以|放在|放进|置于)(?:英文)?(?:双)?引号"
+    (rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均|请|需要|要|需|必须|应)*(?:用|使用|以|放在|放进|置于)(?:英文)?(?:双)?引号"
      rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:需要|需|要|必须|应)?(?:放在|置于)(?:一对)?(?:双)?"
      rf"引号(?:内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将|把){_ZH_WHOLE}{_ZH_WRAP}",
      _flag("quoted")),
     # a <<title>>
-    (r"double\s+angul?ar\s+brackets|<<\s*title\s*>>|\btitle\b[^.\n]{0,60}?<<|<<[^<>\n]{0,60}>>"
+    (r"double\s+ang(?:ul?ar|le)\s+brackets|<<\s*title\s*>>|\btitle\b[^.\n]{0,60}?<<|<<[^<>\n]{0,60}>>"
      r"[^.\n]{0,30}?\btitle\b", _flag("title")),
-    (r"<<[^<>]*>>.{0,8}标题|标题.{0,12}<<", _flag("title")),
+    (r"<<[^<>]*>>.{0,8}标题|标题.{0,12}(?:<<|双尖括号)|双尖括号.{0,8}标题", _flag("title")),
     # placeholders in square brackets
     (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: _count(
         "placeholder_count", "at least" if m.group("more") else relation_of(m.group("q") or ""),
