@@ -70,7 +70,7 @@ from rubrics.checks.phrasings.whose import (
 
 # the kinds a question about the topic names rather than asks for ("Why do people type in
 # all caps?", "Is it rude to skip commas?")
-TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted"})
+TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted", "postscript", "json"})
 _QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do|does|did)\b"
                        r"[^?\n]*\?\s*$", re.I)
 # "explain when a comma is not allowed": the words right before a match that make it the topic
@@ -119,7 +119,7 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
                     continue
                 try:
                     yield match.start(), Check(kind=kind, params=params, source="prepass",
-                                               quote=" ".join(match.group(0).split())[:400])
+                                               quote=" ".join(match.group(0).split())[:QUOTE_CHARS])
                 except (ParamsInvalid, ValueError):
                     continue
 
@@ -129,6 +129,7 @@ _DIVIDER = re.compile(r"(?:markdown\s+divider|separated\s+(?:with|by))\s*:?\s*(?
                       r"用\s*(\*\*\*|---)\s*分隔", re.I)
 _SCHEMA = re.compile(r"json\s*schema|schema", re.I)
 SCHEMA_CHARS = 4000
+QUOTE_CHARS = 400
 
 
 def _schemas(request: str) -> Iterator[tuple[int, Check]]:
@@ -177,6 +178,53 @@ def _whole_lengths(checks: list[Check]) -> list[Check]:
         other.kind == c.kind and _span(other)[0] > _span(c)[1] for other in checks))]
 
 
+# JSON named as a topic: "explain JSON simply", "what is JSON?"
+_JSON_TOPIC = re.compile(r"\b(?:explain|define|describe|teach\s+me(?:\s+about)?|learn\s+about|"
+                         r"what\s+(?:is|are)|what's)\s+(?:what\s+)?(?:an?\s+)?json\b|"
+                         r"\bwhat\s+json\s+(?:is|means)\b", re.I)
+
+
+def _canonical(request: str, checks: list[Check]) -> list[Check]:
+    """One form per requirement: a `json` check goes when a `json_schema` one is found (the
+    schema asks for JSON itself) or when JSON is the request's topic; an "at least N" and an
+    "at most M" (N <= M) of one count kind with the same other params merge into one
+    "between N and M", quoting the request's words from the first to the second."""
+    if any(c.kind == "json_schema" for c in checks) or _JSON_TOPIC.search(request):
+        checks = [c for c in checks if c.kind != "json"]
+    groups: dict[tuple[str, str], list[Check]] = {}
+    for check in checks:
+        if _is_count(check) and check.params["relation"] in ("at least", "at most"):
+            rest = {k: v for k, v in check.params.items() if k not in ("relation", "n", "upper")}
+            groups.setdefault((check.kind, json.dumps(rest, sort_keys=True)), []).append(check)
+    merged: dict[int, Check | None] = {}
+    for group in groups.values():
+        floors = [c for c in group if c.params["relation"] == "at least"]
+        ceilings = [c for c in group if c.params["relation"] == "at most"]
+        if len(floors) != 1 or len(ceilings) != 1 \
+                or floors[0].params["n"] > ceilings[0].params["n"]:
+            continue
+        low, high = floors[0], ceilings[0]
+        first, second = (low, high) if checks.index(low) < checks.index(high) else (high, low)
+        merged[id(first)] = first.model_copy(update={
+            "params": {**low.params, "relation": "between", "upper": high.params["n"]},
+            "quote": _quote_between(request, first.quote, second.quote)})
+        merged[id(second)] = None
+    out = [merged.get(id(c), c) for c in checks]
+    return [c for c in out if c is not None]
+
+
+def _quote_between(request: str, first: str, second: str) -> str:
+    """The request's words from `first` to the end of `second` (whitespace collapsed), or
+    `first` alone when they are too far apart to quote."""
+    text = " ".join(request.split())
+    start = text.find(first)
+    found = text.find(second, start) if start >= 0 else -1
+    end = max(start + len(first), found + len(second))
+    if start < 0 or found < 0 or end - start > QUOTE_CHARS:
+        return first
+    return text[start:end]
+
+
 def _beside_intro_outro(request: str, at: int) -> bool:
     """Whether another sentence than the one stating N parts at `at` asks for introductory or
     concluding sections: on top of the N, they leave the response's total unclear."""
@@ -214,7 +262,7 @@ def prepass(request: str) -> tuple[Check, ...]:
         mark = (divider.group(1) or divider.group(2)).replace(" ", "")
         checks = [c.model_copy(update={"params": {**c.params, "divider": mark}})
                   if c.kind == "paragraph_count" else c for c in checks]
-    checks = _whole_lengths(_without_misreadings(checks))
+    checks = _canonical(request, _whole_lengths(_without_misreadings(checks)))
     marked = {(c.params["relation"], c.params["n"]) for c in checks
               if c.kind == "section_count" and c.params["marker"]}
     return tuple(c for c in checks if not (

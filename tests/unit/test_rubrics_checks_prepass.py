@@ -86,7 +86,7 @@ def count(kind, relation, n, **extra):
      "*highlighted section*.", [words("at least", 300), count("highlight_count", "at least", 3)]),
     ("Answer with less than 50 words.", [words("at most", 49)]),
     ("Write more than 200 words.", [words("at least", 201)]),
-    ("字数超过500字，少于1000字。", [chars("at least", 501), chars("at most", 999)]),
+    ("字数超过500字，少于1000字。", [chars("between", 501, 999)]),
     ("There should be 2 paragraphs. Paragraphs are separated by the markdown divider: ***",
      [count("paragraph_count", "exactly", 2, divider="***")]),
     ("In your response, the word 'hope' should appear at least 3 times.",
@@ -114,8 +114,8 @@ def count(kind, relation, n, **extra):
     ("Put your final answer inside <answer></answer> tags.", [("xml_tag", {"tag": "answer"})]),
     ('Return JSON matching this JSON schema: {"type": "object", "properties": {"title": '
      '{"type": "string"}}, "required": ["title"]}',
-     [("json", {}), ("json_schema", {"schema": '{"properties": {"title": {"type": "string"}}, '
-                                               '"required": ["title"], "type": "object"}'})]),
+     [("json_schema", {"schema": '{"properties": {"title": {"type": "string"}}, '
+                                 '"required": ["title"], "type": "object"}'})]),
 ])
 def test_instruction_following_phrasings(request_text, expected):
     assert found(request_text) == expected
@@ -384,9 +384,8 @@ def test_near_misses_of_parts_and_paragraph_ranges(request_text):
      [("char_count", {"relation": "between", "n": 1000, "upper": 1200})]),
     ("Write an essay of at least 1000 words. The introduction should be about 150 words.",
      [words("at least", 1000)]),
-    # two bounds one text can meet together are both the response's
-    ("Write no less than 300 words and no more than 500 words.",
-     [words("at least", 300), words("at most", 500)]),
+    # two bounds one text can meet together are both the response's, as one range
+    ("Write no less than 300 words and no more than 500 words.", [words("between", 300, 500)]),
 ])
 def test_of_two_lengths_no_text_can_meet_together_the_lower_is_a_parts(request_text, expected):
     assert found(request_text) == expected

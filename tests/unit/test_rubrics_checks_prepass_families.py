@@ -230,3 +230,37 @@ def test_a_language_that_is_a_target_or_topic_is_no_check(request_text):
 ])
 def test_marks_and_lengths_in_chinese_and_mixed_wordings(request_text, expected):
     assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Write no less than 300 words and no more than 500 words.",
+     [count("word_count", "between", 300, 500)]),
+    ("不少于3段，不超过5段。", [paragraphs("between", 3, 5)]),
+    ("At least 2 bullet points; no more than 6 bullets.", [count("bullet_count", "between", 2, 6)]),
+    ("Use the word \"sun\" at least twice but no more than 4 times.",
+     [("keyword", {"word": "sun", "relation": "between", "n": 2, "upper": 4})]),
+    # bounds no text can meet together, or of different things, stay apart
+    ("at least 3 paragraphs, at most 2 paragraphs",
+     [paragraphs("at least", 3), paragraphs("at most", 2)]),
+    ("Use 'sun' at least twice and 'moon' at most once.",
+     [keyword("sun", "at least", 2), keyword("moon", "at most", 1)]),
+])
+def test_a_floor_and_a_ceiling_of_one_count_merge_into_a_range(request_text, expected):
+    assert found(request_text) == expected
+
+
+def test_the_merged_range_quotes_the_requests_words_from_one_bound_to_the_other():
+    (check,) = prepass("Write no less than 300 words, and keep it to no more than 500 words.")
+    assert check.quote == "no less than 300 words, and keep it to no more than 500 words"
+
+
+def test_a_schema_implies_json_so_the_json_check_goes():
+    request = ('Reply in JSON format, valid against this schema: {"type": "object", '
+               '"properties": {"name": {"type": "string"}}}')
+    assert [c.kind for c in prepass(request)] == ["json_schema"]
+    assert [c.kind for c in prepass("Reply in JSON format.")] == ["json"]
+
+
+def test_json_named_as_the_topic_is_no_check():
+    assert found("My boss wants the report in JSON but I don't know, explain JSON simply.") == []
+    assert found("What does the P.S. at the end of a letter stand for?") == []

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, to_int
-from rubrics.checks.phrasings.common import _QUALIFIER_EN, Build, _count
+from rubrics.checks.phrasings.common import _QUALIFIER_EN, Build, _count, relation_of
 from rubrics.checks.phrasings.short import (
     _QUOTE_ITEM,
     _QUOTE_LIST,
@@ -116,6 +116,13 @@ def _second(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _used("use")(m)
 
 
+def _second_bound(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    if _NEGATED.search(_clause_before(m)):
+        return []
+    return [check for w in _words_of(m) for check in _count(
+        "keyword", relation_of(m.group("q2")), to_int(m.group("n2")), word=w)]
+
+
 _TIMES = rf"(?:\s*,?\s+(?:in\s+(?:your|the)\s+\w+\s+)?{_TIMES_EN})?"
 _APPEAR = (r"(?:appears?|occurs?|shows?\s+up|(?:be|is|are)\s+(?:used|included|mentioned|present)|"
            r"features?|comes?\s+up)")
@@ -174,6 +181,10 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # and ethics are present"
     (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))\s+{_ALL}"
      rf"(?:{_MODAL}\s+)?{_ALL}(?:only\s+)?{_APPEAR}\b", _used("use")),
+    # a second bound on the same word: "use the word 'sun' at least twice but no more than 4
+    # times" (the two merge into one range)
+    (rf"(?P<words>{_QUOTE_ITEM})[^.;!?\n]{{0,40}}?\b{_TIMES_EN}\s*,?\s+(?:but|and)\s+"
+     rf"(?P<q2>{_QUALIFIER_EN})\s+(?P<n2>{EN_NUMBER})\s+times\b", _second_bound),
     # a second word and its count after the first: "... at least once and 'nutmeg' at least
     # twice"
     (rf"\band\s+(?P<words>{_QUOTE_ITEM})\s+{_TIMES_EN}", _second),
