@@ -2,7 +2,8 @@
 optionally, of the checklist agents) against hand labels on WritingBench queries.
 
 A found check matches a label when kind and params are equal after the registry fills
-nullable params (`Check.key()`); each label matches at most one found check. Recall is
+nullable params (`Check.key()`), a `json_schema` schema compared as parsed JSON; each label
+matches at most one found check. Recall is
 matched labels / labels, precision matched found / found, micro-averaged over queries, overall
 and per language. For the agents, what is scored is what a checklist carries (the pre-pass
 merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
@@ -56,13 +57,26 @@ def labels(row: dict[str, Any]) -> list[Check]:
     return [Check(kind=c["kind"], params=c["params"], source="user") for c in row["checks"]]
 
 
+def key(check: Check) -> tuple[str, str]:
+    """The check's identity for matching: kind and params, with a `json_schema` schema
+    compared as the JSON it parses to, not as text (a label keeps the schema as the request
+    writes it; the pre-pass writes it back sorted and compact)."""
+    if check.kind == "json_schema":
+        try:
+            schema = json.loads(check.params["schema"])
+        except (ValueError, KeyError, TypeError):
+            return check.key()
+        return check.kind, json.dumps(schema, sort_keys=True, ensure_ascii=False)
+    return check.key()
+
+
 def score(rows: Sequence[dict[str, Any]],
           found: Callable[[dict[str, Any]], Iterable[Check]]) -> dict[str, Any]:
     """Recall and precision overall and per language, with the counts they come from."""
     tallies: dict[str, list[int]] = {}
     for row in rows:
-        wanted = [c.key() for c in labels(row)]
-        got = list(dict.fromkeys(c.key() for c in found(row)))
+        wanted = [key(c) for c in labels(row)]
+        got = list(dict.fromkeys(key(c) for c in found(row)))
         matched = sum(1 for key in got if key in wanted)
         for group in ("all", row["language"]):
             t = tallies.setdefault(group, [0, 0, 0, 0])
@@ -94,8 +108,8 @@ def kind_score(rows: Sequence[dict[str, Any]],
     kind-level matches. Parameter accuracy is exact matches / kind-level matches."""
     per: dict[str, list[int]] = {}
     for row in rows:
-        wanted = [c.key() for c in labels(row)]
-        got = list(dict.fromkeys(c.key() for c in found(row)))
+        wanted = [key(c) for c in labels(row)]
+        got = list(dict.fromkeys(key(c) for c in found(row)))
         for kind in {k for k, _ in wanted} | {k for k, _ in got}:
             w = [key for key in wanted if key[0] == kind]
             g = [key for key in got if key[0] == kind]
@@ -178,7 +192,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = load(args.data)
     report: dict[str, Any] = {
         "bench": "checks_extraction", "data": str(args.data.name), "queries": len(rows),
-        "match": "kind and params equal (Check.key); each label matched once",
+        "match": "kind and params equal (Check.key; a json_schema's schema as parsed JSON); "
+                 "each label matched once",
         "prepass": score(rows, lambda row: prepass(row["query"])),
         "short": prepass_figures(SHORT),
         "phrasings": prepass_figures(PHRASINGS),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from bench.checks_extraction import main, score
+from bench.checks_extraction import kind_score, main, score
 from bench.fakes.upstream import run_subprocess
 from rubrics.checks import Check
 
@@ -19,6 +19,20 @@ def test_scoring_matches_kind_and_params_once():
     figures = score(rows, lambda row: found)
     assert figures["all"] == {"recall": 0.5, "precision": 0.5, "matched": 1, "labels": 2,
                               "found": 2, "queries": 1}
+
+
+def test_a_json_schema_matches_its_label_as_parsed_json_not_as_text():
+    label = '{"type": "object",\n  "properties": {"name": {"type": "string"}}}'
+    rows = [{"id": "a", "language": "en", "query": "q", "checks": [
+        {"kind": "json_schema", "params": {"schema": label}}]}]
+    same = Check(kind="json_schema", params={
+        "schema": '{"properties":{"name":{"type":"string"}},"type":"object"}'})
+    other = Check(kind="json_schema", params={
+        "schema": '{"properties": {"name": {"type": "integer"}}, "type": "object"}'})
+    assert score(rows, lambda row: [same])["all"]["matched"] == 1
+    assert kind_score(rows, lambda row: [same])["all"]["param_accuracy"] == 1.0
+    assert score(rows, lambda row: [other])["all"]["matched"] == 0
+    assert kind_score(rows, lambda row: [other])["all"]["param_accuracy"] == 0.0
 
 
 def test_prints_one_json_line_with_agent_figures(capsys):
