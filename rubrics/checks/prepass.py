@@ -104,13 +104,26 @@ def _in_advice_question(text: str, match: re.Match[str]) -> bool:
     return bool(_ADVICE.search(clause_before(text, match.start()) + text[match.start():end.end()]))
 
 
+# a text the user has already written: "I wrote a 500-word essay; can you suggest a title?"
+_USERS_OWN = re.compile(r"\bI(?:\s+(?:just|already))?\s+(?:wrote|have\s+written|['’]ve\s+written|"
+                        r"drafted|finished|submitted|made|did|have|['’]ve\s+got)\s+(?:a|an|the|my|"
+                        r"this)\s+$|\bmy\s+$", re.I)
+# kinds whose "each" is each word, not each part: "the words 'north' and 'south' at least once
+# each"
+_WORD_KINDS = frozenset({"keyword", "forbidden_word", "letter_frequency"})
+
+
 def _found(text: str) -> Iterator[tuple[int, Check]]:
     several = asks_for_several(text)
     for pattern, build in RULES:
         for match in pattern.finditer(text):
-            if per_item(text, match):
-                continue
+            each = per_item(text, match)
             for kind, params in build(match):
+                if each and kind not in _WORD_KINDS:
+                    continue
+                if kind in LENGTH_KINDS and _USERS_OWN.search(text, max(0, match.start() - 30),
+                                                             match.start()):
+                    continue
                 if of_a_part(text, match, kind, several):
                     continue
                 if kind in TOPIC_KINDS and _in_a_question(text, match):
@@ -124,7 +137,8 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
                     continue
 
 
-_DIVIDER = re.compile(r"(?:markdown\s+divider|separated\s+(?:with|by))\s*:?\s*(?:the\s+)?"
+_DIVIDER = re.compile(r"(?:markdown\s+divider|(?:separate[ds]?|divided?|split)\b[^.\n]{0,40}?\b"
+                      r"(?:with|by|using))\s*:?\s*(?:the\s+)?"
                       r"(?:markdown\s+divider\s*:?\s*)?`?(\*[ ]?\*[ ]?\*|-[ ]?-[ ]?-)`?|"
                       r"用\s*(\*\*\*|---)\s*分隔", re.I)
 _SCHEMA = re.compile(r"json\s*schema|schema", re.I)
@@ -153,6 +167,23 @@ def _schemas(request: str) -> Iterator[tuple[int, Check]]:
 
 def _is_count(check: Check) -> bool:
     return "relation" in check.params
+
+
+def _shares_a_number(one: Check, other: Check) -> bool:
+    """Whether two counts state a number in common: the same number read twice (the "3
+    words" of "at least 3 key words in bold"), not two requirements side by side ("字数800字
+    左右，分成三个部分")."""
+    return bool(_stated(one) & _stated(other))
+
+
+def _stated(check: Check) -> set[int]:
+    """The numbers a count may have been read from: its bounds, and the number before "more
+    than" (n - 1), "less than" (n + 1) or "about" (the centre of its range)."""
+    n, upper = check.params["n"], check.params["upper"]
+    found = {n, n - 1, n + 1}
+    if upper is not None:
+        found |= {upper, round(upper / 1.2), round(n / 0.8)}
+    return found
 
 
 def _without_misreadings(checks: list[Check]) -> list[Check]:
@@ -209,8 +240,20 @@ def _canonical(request: str, checks: list[Check]) -> list[Check]:
             "params": {**low.params, "relation": "between", "upper": high.params["n"]},
             "quote": _quote_between(request, first.quote, second.quote)})
         merged[id(second)] = None
-    out = [merged.get(id(c), c) for c in checks]
-    return [c for c in out if c is not None]
+    out = [c for c in (merged.get(id(c), c) for c in checks) if c is not None]
+    return [c for c in out if not _implied(c, out)]
+
+
+def _implied(check: Check, checks: list[Check]) -> bool:
+    """An "at least 1" (a highlight or a word asked for with no count) that another count of
+    the same thing already asks for ("bold the key terms, at least three")."""
+    if not _is_count(check) or check.params["relation"] != "at least" or check.params["n"] != 1:
+        return False
+    rest = {k: v for k, v in check.params.items() if k not in ("relation", "n", "upper")}
+    return any(other is not check and other.kind == check.kind and other.params["n"] >= 1
+               and other.params["relation"] != "at most"
+               and {k: v for k, v in other.params.items()
+                    if k not in ("relation", "n", "upper")} == rest for other in checks)
 
 
 def _quote_between(request: str, first: str, second: str) -> str:
@@ -248,7 +291,8 @@ def prepass(request: str) -> tuple[Check, ...]:
         if check.key() in kept:
             continue
         if any(check.quote in other.quote and check.quote != other.quote
-               and (check.kind == other.kind or _is_count(check) and _is_count(other))
+               and (check.kind == other.kind or _is_count(check) and _is_count(other)
+                    and _shares_a_number(check, other))
                for other in spans):
             continue
         if check.kind == "section_count" and not check.params["marker"] \

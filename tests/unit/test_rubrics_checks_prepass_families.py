@@ -264,3 +264,51 @@ def test_a_schema_implies_json_so_the_json_check_goes():
 def test_json_named_as_the_topic_is_no_check():
     assert found("My boss wants the report in JSON but I don't know, explain JSON simply.") == []
     assert found("What does the P.S. at the end of a letter stand for?") == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Format it as a checklist with dashes, eight entries.", [count("bullet_count", "exactly", 8)]),
+    ("Outline the process in numbered steps (no more than 6).",
+     [count("numbered_count", "at most", 6)]),
+    ("请用1. 2. 3.的格式列出三条建议。", [count("numbered_count", "exactly", 3)]),
+    ("请用列表列出四种常见的水果。", [count("bullet_count", "exactly", 4)]),
+    ("Put square-bracket placeholders wherever a name goes; I need at least three.",
+     [count("placeholder_count", "at least", 3)]),
+    ("include placeholders in square brackets for the address and phone (exactly two)",
+     [count("placeholder_count", "exactly", 2)]),
+    ("在模板中用[ ]标注可替换内容，至少三处。", [count("placeholder_count", "at least", 3)]),
+    ("use ## for each question heading (4 headings)", [count("heading_count", "exactly", 4)]),
+    ("请用 markdown 写，包含 2 个 ## 标题。", [count("heading_count", "exactly", 2)]),
+    ("Mark up at least 3 key phrases in bold.", [count("highlight_count", "at least", 3)]),
+    ("把关键词加粗，至少三个。", [count("highlight_count", "at least", 3)]),
+    ("Highlight (with markdown bold) the 4 most surprising facts.",
+     [count("highlight_count", "at least", 4)]),
+    ("请用markdown突出两个重点。", [count("highlight_count", "at least", 2)]),
+    ("Limit all-caps words to 2 at most.", [count("capital_word_count", "at most", 2)]),
+    ("Write the piece as two paragraphs.", [paragraphs("exactly", 2)]),
+    ("Separate the 3 paragraphs with ***.", [paragraphs("exactly", 3, divider="***")]),
+    ("要求：字数800字左右，分成三个部分。", [count("section_count", "exactly", 3, marker=None),
+                                            count("char_count", "between", 640, 960)]),
+    ("这个 essay 要 500 words 以上。", [count("word_count", "at least", 500)]),
+    ("Include the words 'north' and 'south' at least once each.",
+     [keyword("north"), keyword("south")]),
+    ("The phrase 'thank you' has to be in there somewhere.", [keyword("thank you")]),
+    ("Sprinkle in the terms 'agile' and 'scrum'.", [keyword("agile"), keyword("scrum")]),
+    ('Make the last sentence "We ride at dawn."', [ends("We ride at dawn.")]),
+    ("All text must be in Polish.", [language("pl")]),
+    ("Spanish only.", [language("es")]),
+    ("Please answer 用中文。", [language("zh")]),
+    ("Return only JSON.", [("json", {})]),
+])
+def test_wordings_the_sixth_development_batch_showed(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "I wrote a 500-word essay; can you suggest a title?",  # the user's own text
+    "Italicise one phrase per paragraph.",  # one per part
+    "For each section (3 paragraphs), add a summary.",  # each section's, not restated
+    "English only has 26 letters, right?",
+])
+def test_what_the_sixth_batch_keeps_no_check(request_text):
+    assert found(request_text) == []

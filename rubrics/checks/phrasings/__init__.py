@@ -115,7 +115,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?)\b", _units_bounded("at most")),
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
      r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least")),
-    (rf"(?:\b({_QUALIFIER_EN}|in|of|into|with|has|have|contains?|containing|include|use|write|"
+    (rf"(?:\b({_QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
      rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
      rf"{_UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units),
     (rf"\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
@@ -167,8 +167,9 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"(?:使用|出现)", _flag("no_commas")),
     (r"(?<![A-Za-z])(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
-    (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:a\s+|the\s+)?"
-     r"(?:valid\s+)?json(?:\s+format|\s+object)?\b", _flag("json")),
+    (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:only\s+|just\s+|"
+     r"pure\s+|raw\s+|strictly\s+)?(?:a\s+|the\s+)?(?:valid\s+)?json(?:\s+format|\s+object)?\b",
+     _flag("json")),
     # Chinese lengths in characters
     (rf"{_ZN}\s*(?:{_ZH_CHARS})?\s*(?:-|–|—|~|～|〜|到|至)\s*{_ZN}\s*{_ZH_CHARS}",
      _zh_chars("between")),

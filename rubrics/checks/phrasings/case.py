@@ -130,6 +130,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*(?:between\s+)?(?P<n>{EN_NUMBER})\s*(?:and|-|–|to)\s*"
      rf"(?P<upper>{EN_NUMBER})", _capital_words),
     (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*{_QN}", _capital_words),
+    (rf"\b(?:limit|cap|restrict|keep)\s+(?:the\s+(?:number|count)\s+of\s+)?{_ALL_CAPS_ADJ}\s+words\s+"
+     rf"(?:to|at)\s+(?:just\s+|only\s+)?(?P<n>{EN_NUMBER})(?:\s+at\s+most)?\b",
+     lambda m: _count("capital_word_count", "at most", to_int(m.group("n")))),
     (rf"\bcapitali[sz]e\s+(?:every\s+letter\s+(?:of|in)\s+|(?:fully|entirely)\s+){_QN}\s+"
      r"(?:\w+\s+)?words\b", _capital_words),
     (rf"\b(?:use|write\s+in|put\s+in|type\s+in)\s+(?:all[\s-]+|full[\s-]+)?(?:caps|capitals|"

@@ -71,13 +71,17 @@ _FILED_UNDER = re.compile(r"\b(?:organi[sz]e|group|arrange|sort|file|put|place|s
 _ZH_PARAGRAPHS_LEAD = re.compile(r"(?:(?<![部满评充十百得积])分(?:为|成)?|写|用|共|控制在|为|在|成|"
                                  r"有|包含|包括|^|[，,。；;：:\n])\s*$")
 
+# verbs whose object is the response's own paragraphs: "separate the 3 paragraphs with ***"
+_HANDLED = re.compile(r"\b(?:separate|split|divide|space)\s+(?:the\s+|your\s+|its\s+)?$", re.I)
+
 # --- the noun families
 _BULLETS = (r"(?:markdown\s+|separate\s+|short\s+)?(?:bullet(?:ed)?[\s-]*points?|bullets?|"
             r"dot[\s-]*points?|bulleted\s+(?:items?|lines?))")
 _HEADINGS = (r"(?:(?:markdown|section|sub|level[\s-]?\d|h[1-6]|#{1,6})[\s-]*)*(?:sub)?"
-             r"(?:headings?|headers?)|(?:markdown\s*|md\s*)?(?:[一二三]级|小|子|分|章节)?标题")
-_PLACEHOLDERS = (r"\[placeholders?\]|(?:\[?(?:bracketed|square[\s-]*bracket(?:ed)?)\]?\s+|"
-                 r"\[[^\]\n]{1,30}\]\s*)?(?:placeholders?|(?:template\s+|fill[\s-]*in\s+|"
+             r"(?:headings?|headers?)|(?:markdown\s*|md\s*|#{1,6}\s*)?"
+             r"(?:[一二三]级|小|子|分|章节)?标题")
+_PLACEHOLDERS = (r"\[placeholders?\]|\[\s*\](?!\()|(?:\[?(?:bracketed|"
+                 r"square[\s-]*bracket(?:ed)?)\]?\s+|\[[^\]\n]{1,30}\]\s*)?(?:placeholders?|(?:template\s+|fill[\s-]*in\s+|"
                  r"fillable\s+|editable\s+|blank\s+)?fields?|blanks?|slots?)|"
                  r"占位符|填空|空格|空白处|方括号")
 _PARAGRAPHS = (r"paragraphs?|paras\b|para\b|自然段|段落|段话|"
@@ -94,9 +98,10 @@ _STYLES = {
     "bullet_count": (r"(?:bullet(?:ed)?[\s-]*(?:point)?[\s-]*list|bullet(?:ed)?[\s-]*points?|"
                      r"bullets|dot[\s-]*points?(?:\s+list)?|dot-point\s+list|unordered\s+list|"
                      r"markdown\s+(?:bullets|list)|项目符号|无序列表|圆点(?:符号)?|要点(?:形式|式)|"
-                     r"列表形式|[“\"'‘][-•*][”\"'’](?:开头|标记|标出))"),
+                     r"列表形式|[“\"'‘][-•*][”\"'’](?:开头|标记|标出)|checklist|dash(?:ed)?\s+list|"
+                     r"(?:list\s+)?with\s+(?:dashes|hyphens))"),
     "numbered_count": (r"(?:numbered(?:\s+(?:list|items?|points?|steps?|entries))?|ordered\s+list|"
-                       r"numbering|有序列表|编号列表|编号|序号)"),
+                       r"numbering|有序列表|编号列表|编号|序号|1\s*[.、)]\s*2\s*[.、)](?:\s*3\s*[.、)])?)"),
 }
 _ITEM = (r"(?:\s*(?:个|条|项|点|步)\s*[\u4e00-\u9fff]{0,4}|\s+(?:[\w-]+\s+)?(?:items?|steps?|"
          r"points?|entries|entry|tips?|reasons?|ideas?|things?|lines?|questions?|rules?|facts?|"
@@ -162,7 +167,7 @@ def _counted(kind: str, *, bare_english_paragraphs: bool = True) -> Build:
         if not bare_english_paragraphs and kind == "paragraph_count" \
                 and re.match(r"para", noun, re.I) and not (
                     qualified or groups.get("post") or groups.get("n2") or groups.get("long")
-                    or _CJK.search(m.group(0))):
+                    or _CJK.search(m.group(0)) or _HANDLED.search(text, 0, m.start())):
             return []  # "5 paragraphs" alone: the units rules read it, with its verb
         if kind == "paragraph_count" and _CJK.search(noun) and not qualified \
                 and not _ZH_PARAGRAPHS_LEAD.search(text, 0, m.start(_first_number(m))):
@@ -212,19 +217,39 @@ def _family_rules() -> Iterator[tuple[str, str, Build]]:
                      r"(?!\s*(?:words?|字|sentences?))"), _counted(kind)
         # the noun, then its count in the same sentence: "..., at least five of them", "共4个"
         yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^.!?。！？\n]{{0,60}}?[,，;；]\s*(?:and\s+)?"
-                     rf"(?:there\s+should\s+be\s+|(?:一共|总共|共)\s*)?{_COUNT}(?P<tail>\s*(?:个|处|"
+                     rf"(?:there\s+should\s+be\s+|(?:I|we)\s+(?:need|want|require)\s+|(?:一共|总共|共)\s*)?"
+                     rf"{_COUNT}(?P<tail>\s*(?:个|处|"
                      r"条|项)|\s+(?:of\s+them|in\s+total|total|of\s+those))?"
                      r"(?=\s*[,.;!?，。；！）)\n]|\s*$)"), _counted(kind)
         yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])\s*(?:数量|数目|数)?\s*(?:要|需|需要|应|须|"
                      rf"必须)?\s*{_COUNT}(?P<tail>\s*(?:个|处|条|项))"), _counted(kind)
+        # a count in parentheses after the noun: "placeholders ... (exactly two)"
+        yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^.!?。！？\n(（]{{0,60}}?[(（]\s*{_COUNT}"
+                     r"(?:\s*(?:items?|entries|of\s+them|in\s+total|total|个|条|处))?\s*[)）]"), \
+            _counted(kind)
+        # "limit the bullets to 5", "cap headings at 3"
+        yield noun, (rf"\b(?:limit|cap|restrict|keep)\s+(?:the\s+(?:number|count)\s+of\s+)?"
+                     rf"(?:the\s+|your\s+)?(?P<noun>{noun})(?![A-Za-z-])\s+(?:to|at)\s+(?:just\s+|"
+                     rf"only\s+)?{_COUNT}"), _limited
         # "bullets pls. like 5 of them": the count refers back to the noun across a full stop
         yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^!?。！？\n]{{0,40}}?(?:[.;]\s+(?:like\s+|"
                      rf"and\s+)?|\s+)(?:there\s+should\s+be\s+)?{_COUNT}\s+(?:[a-z]+\s+)?"
                      r"(?:of\s+them|in\s+total|total)\b"), _counted(kind)
 
 
+def _limited(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A count a limit states: at most N unless it says otherwise."""
+    kind = next(k for k, noun in _FAMILIES.items() if re.fullmatch(noun, m.group("noun"), _I))
+    relation, n, upper = _relation(m, "at most")
+    return _count(kind, relation, n, upper,
+                  **({"divider": None} if kind == "paragraph_count" else {}))
+
+
 def _style_rules() -> Iterator[tuple[str, str, Build]]:
     for kind, style in _STYLES.items():
+        # "numbered steps (no more than 6)"
+        yield style, (rf"(?P<noun>{style})(?![A-Za-z-])(?:\s+[a-z]+)?\s*[(（]\s*{_COUNT}"
+                      r"(?:\s*(?:items?|entries|steps?|points?|个|条|项))?\s*[)）]"), _counted(kind)
         # "an ordered list of exactly five steps", "用 numbered list 列出 5 个 tips"
         yield style, (rf"(?P<noun>{style})(?![A-Za-z-])(?:\s*(?:list|列表))?"
                       rf"(?P<style>[^.!?。！？\n]{{0,40}}?)(?<![第每A-Za-z0-9]){_COUNT}{_NOT_ITEMS}"

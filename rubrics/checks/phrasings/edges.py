@@ -110,7 +110,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
      rf"{_IS_BARE}{_BARE_PHRASE}", _edge("ends_with")),
     (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:last|final|closing)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
-     rf"\s*(?::|be)\s*{_QUOTED_PHRASE}", _edge("ends_with")),
+     rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("ends_with")),
     (rf"\b{_OWNER}(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}{_NAMED}{_QUOTED_PHRASE}",
      _edge("starts_with")),
     # "put 'Grab yours today!' as the last line", "use 'Hello' as the opening words"
@@ -120,7 +120,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"
      rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with")),
     (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
-     rf"\s*(?::|be)\s*{_QUOTED_PHRASE}", _edge("starts_with")),
+     rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("starts_with")),
     # a labelled line: "Last line: 'Stay safe out there.'", "Sign-off: 'Cheers, Tom'"
     (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:(?:last|final|closing|ending)\s+{_EDGE_NOUN}|"
      rf"sign[\s-]?off)\s*[:：]\s*{_QUOTED_PHRASE}", _edge("ends_with")),

@@ -55,7 +55,8 @@ _RESPONSE_EN = (r"(?:(?:your|the|this|my|our)\s+(?:(?:entire|whole|full|complete
                 r"written|)\s*)(?:response|answer|reply|output|text|message|submission)s?|"
                 r"everything(?:\s+(?:you\s+(?:write|say|produce|output)|in\s+(?:your|the)\s+"
                 r"(?:response|answer|reply)))?|all\s+of\s+(?:it|your\s+(?:response|answer|"
-                r"reply|text))|the\s+whole\s+thing|it\s+all|it)")
+                r"reply|text))|the\s+whole\s+thing|it\s+all|all\s+(?:of\s+)?(?:the\s+)?(?:text|"
+                r"writing|content)|it)")
 # "should be", "must be written", "has to be", "is", "needs to be composed"
 _BE_EN = (r"(?:(?:should|must|shall|will|has\s+to|have\s+to|needs?\s+to|is\s+to|ought\s+to|"
           r"can\s+only|may\s+only)\s+(?:only\s+)?be|is|are|be)\s+(?:(?:written|composed|"
@@ -113,7 +114,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b{_RESPONSE_EN}\s+(?:(?:to\s+)?be\s+)?(?:written|composed|given|delivered|done|provided)\s+"
      rf"{_WHOLLY_EN}in\s+{LANG_EN}{_END_EN}", _code),
     # both languages at once: "Reply in 日语 please", "回复用 Spanish", "，in English，"
-    (rf"\b{_ANSWER_EN}\s+{_WHOLLY_EN}(?:in|using)\s*{LANG_ZH}", _code),
+    (rf"\b{_ANSWER_EN}\s+{_WHOLLY_EN}(?:in|using|用|使用)\s*{LANG_ZH}", _code),
+    (rf"\b(?:use|using)\s+{LANG_ZH}", _code),
+    # a terse sentence of its own: "Spanish only."
+    (rf"(?:^|(?<=[.!?;:]\s)|(?<=[\n(，。；：]))\s*{LANG_EN}\s+only\s*(?=[.!,;)\n，。；]|$|\s+please\b)",
+     _code),
     (rf"(?:回答|回复|作答|输出|全文)(?:请|需|要|必须|都|全部|均)*(?:使用|用|以)\s*{LANG_EN}\b",
      _code),
     (rf"(?<=[，、；：（])\s*in\s+{LANG_EN}\s*(?=[，。；、）]|$)", _code),

@@ -116,6 +116,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # an English length asked in Chinese
     (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})(?:{_ZH_WORD}|\s*words?\b)", _zh_words("stated")),
     (rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:左右|上下)", _zh_words("about")),
+    (rf"(?P<n>{EN_NUMBER})\s*words?\s*以上", _zh_words("at least")),
+    (rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:以内|之内|以下)", _zh_words("at most")),
     (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most")),
     (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least")),
     (rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about")),

@@ -51,6 +51,8 @@ _SOFT_NOUNS = r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?
 _MARKDOWN = re.compile(r"markdown|asterisk|\*|\bbold|\bitalic", re.I)
 _QN = rf"{_NOT_RANGE_EN}\b(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
+# what Chinese spans to highlight are called: "3个关键词", "两处重点"
+_ZH_SPANS = r"(?:关键词|关键字|词语?|重点|要点|句子?|短语|概念|术语|数据|信息|内容)"
 _ZH_MARK = r"(?:加粗|粗体|高亮|突出显示|标粗|斜体|标亮)"
 
 
@@ -68,7 +70,7 @@ def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     if groups.get("soft"):
         sentence = re.split(r"(?<=[.!?\n])\s", m.string[m.start():])[0]
         before = m.string[max(0, m.start() - 60):m.start()]
-        if not _MARKDOWN.search(before + sentence.replace(m.group(0), "", 1)) \
+        if not _MARKDOWN.search(before + sentence) \
                 and not re.match(r"(?:bold|italic)", m.group(0), re.I):
             return []
     return _count("highlight_count", relation, to_int(groups["n"]))
@@ -117,7 +119,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"占位符", lambda m: _count("placeholder_count", zh_relation_of(m.group("q") or ""),
                               to_int(m.group("n")))),
     # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases"
-    (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+)?{_QN}\s+(?:of\s+(?:the|your)\s+)?"
+    (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+|\([^()\n]{{1,30}}\)\s*)?(?:the\s+)?"
+     rf"{_QN}\s+(?:of\s+(?:the|your)\s+)?"
      r"(?:[\w-]+\s+){0,3}?"
      rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b", _marked),
     (rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
@@ -137,8 +140,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:bold|italic|boldface)\s*(?:text|font|type|formatting)?\s+(?:should|must|needs?\s+to|"
      rf"has\s+to|will)\s+be\s+used\s+(?:for|on)\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?[\w-]+", _marked),
     # "bold 至少两个 key terms"
-    (rf"\b{_HIGHLIGHT_VERBS}\s+{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个?\s*(?:[\w-]+\s+){{0,2}}?"
-     rf"(?:{_NOUNS}|{_SOFT_NOUNS})", _marked),
+    (rf"\b{_HIGHLIGHT_VERBS}\s+{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个?\s*(?:(?:[\w-]+\s+){{0,2}}?"
+     rf"(?:{_NOUNS}|{_SOFT_NOUNS})|{_ZH_SPANS})", _marked),
+    # "用markdown突出两个重点"
+    (rf"(?:用|使用|以)\s*markdown\s*(?:格式)?\s*(?:加粗|高亮|突出|强调|标出|标注)(?:显示)?\s*{_ZH_Q}\s*"
+     rf"(?P<n>{ZH_NUMBER})\s*(?:个|处|条)", _marked),
     # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
     (rf"\bhighlight\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)[^.;!?\n]{{1,50}}?\s+(?:with|using|"
      r"in)\s+markdown\b", _some_marked),

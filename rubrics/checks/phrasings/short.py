@@ -61,7 +61,7 @@ _BULLETS_EN = (r"bullet(?:ed)?[\s-]*(?:points?|list|items?)|bullets|numbered\s+(
 # what a whole response is limited to: "limit your answer to 3 sentences"
 _WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|post|"
              r"story|summary|description|message|note)")
-_ZH_ITEM = r"(?:个|条|点|项)"
+_ZH_ITEM = r"(?:个|条|点|项|种|样|步)"
 _ZH_BULLETS = (r"(?:markdown|md)?\s*(?:无序)?(?<!有序)(?<!编号)(?<!编号的)列表|项目符号|圆点符号|"
                r"[“\"'‘][-•*][”\"'’](?:开头|标记|标出)")
 _ZH_NUMBERED = (r"(?:(?:阿拉伯)?数字|序号)\s*(?:编号|标号|标注|列出|排列)|编号列出|有序列表|"

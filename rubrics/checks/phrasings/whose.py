@@ -114,12 +114,20 @@ ENUMERATION_SEPARATORS = "、：:；;"
 def per_item(text: str, match: re.Match[str]) -> bool:
     """A length said of each item ("800 words each", "每个帖文800-1200字"); not a count said
     to be the total ("each tip its own bullet; eight tips in total")."""
-    if TOTAL.search(match.group(0)):
+    if TOTAL.search(match.group(0)) or _restates_each(text, match):
         return False
     after = text[match.end():match.end() + 30]
     before = text[max(0, match.start() - 40):match.start()]
     return bool(EACH_AFTER.search(after) or EACH_BEFORE.search(before)
                 or EACH_ZH_AFTER.match(after) or EACH_ZH_BEFORE.search(before))
+
+
+def _restates_each(text: str, match: re.Match[str]) -> bool:
+    """A count in parentheses right after the thing "each" was said of, counting that same
+    thing ("use ## for each question heading (4 headings)"): the total of them."""
+    before = re.search(r"\b(\w{4,})\s*[(（]\s*$", text[max(0, match.start() - 40):match.start()])
+    said = re.search(r"(\w{4,})\W*$", match.group(0))
+    return bool(before and said and before.group(1)[:5].lower() == said.group(1)[:5].lower())
 
 
 def _line_before(text: str, at: int) -> str:

@@ -125,7 +125,7 @@ def _second_bound(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 _TIMES = rf"(?:\s*,?\s+(?:in\s+(?:your|the)\s+\w+\s+)?{_TIMES_EN})?"
 _APPEAR = (r"(?:appears?|occurs?|shows?\s+up|(?:be|is|are)\s+(?:used|included|mentioned|present)|"
-           r"features?|comes?\s+up)")
+           r"features?|comes?\s+up|(?:be|is|are)\s+in\s+(?:there|it|(?:your|the)\s+\w+))")
 _MODAL = r"(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|ought\s+to|will|shall|to|can|may)"
 # a bare word after "the" names a thing, not a word, when it is one of these
 _SOME = r"(?:same|other|different|following|word|words|phrase|term|name|letter|one)\b"
@@ -140,10 +140,10 @@ _FIRST_COUNTED = re.compile(
 _RULES: tuple[tuple[str, Build], ...] = (
     # a verb of using and its words: "include the keywords a, b and c", "use the word love
     # fewer than 3 times", "mention 'blockchain' at least 3 times", "don't say 'awesome'"
-    (rf"\b{_USE}\s+(?:(?:each|all|both|any)\s+of\s+)?(?:the\s+|these\s+|those\s+|this\s+|"
+    (rf"\b{_USE}(?:\s+in)?\s+(?:(?:each|all|both|any)\s+of\s+)?(?:the\s+|these\s+|those\s+|this\s+|"
      rf"following\s+)*(?:following\s+)?{_NOUN}\s*:?\s*[\[(]?\s*(?P<words>{_QUOTE_LIST})"
      rf"{_TIMES}", _used("use")),
-    (rf"\b{_USE}\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*\(?\s*(?P<bare>{_BARE_LIST})"
+    (rf"\b{_USE}(?:\s+in)?\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*\(?\s*(?P<bare>{_BARE_LIST})"
      rf"(?:\s+in\s+(?:your|the)\s+(?:entire\s+)?\w+)?{_TIMES}", _used("use")),
     (rf"\b{_USE}\s+(?:each|all|every\s+one|both)\s+of\s+(?:these|the\s+following)\s+{_NOUN}\s*"
      rf"(?:{_TIMES_EN}\s*)?:\s*(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))",
