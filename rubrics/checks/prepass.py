@@ -58,59 +58,15 @@ from rubrics.checks.phrasings import (
     PART_OF,
     RULES,
 )
+from rubrics.checks.phrasings.asked import WORD_KINDS, not_asked
 from rubrics.checks.phrasings.whose import (
     INTRO_OUTRO,
     LENGTH_KINDS,
     SENTENCE_END,
     asks_for_several,
-    clause_before,
     of_a_part,
     per_item,
 )
-
-# the kinds a question about the topic names rather than asks for ("Why do people type in
-# all caps?", "Is it rude to skip commas?")
-TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted", "postscript", "json"})
-_QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do|does|did)\b"
-                       r"[^?\n]*\?\s*$", re.I)
-# "explain when a comma is not allowed": the words right before a match that make it the topic
-_TOPIC_BEFORE = re.compile(
-    r"\b(?:when|why|whether|where|how)\s+(?:an?\s+|the\s+|to\s+(?:\w+\s+)?)?$", re.I)
-
-
-def _in_a_question(text: str, match: re.Match[str]) -> bool:
-    """Whether the match sits in a question about the topic: a sentence that opens with a
-    question word and ends with a question mark, or words that ask when or why the thing
-    holds ("explain when a comma is not allowed")."""
-    if _TOPIC_BEFORE.search(text, max(0, match.start() - 20), match.start()):
-        return True
-    sentence_end = SENTENCE_END.search(text, match.end())
-    end = sentence_end.end() if sentence_end else len(text)
-    return bool(_QUESTION.fullmatch(clause_before(text, match.start()) + text[match.start():end]))
-
-
-# a question asking how to do the user's own task: "My essay needs 5 paragraphs, how do I
-# structure it?", "一篇3000字的论文要写多久？"; its counts are the task's, not the response's
-_ADVICE = re.compile(r"\b(?:how\s+(?:do|should|can|could|would)\s+(?:I|we)|what\s+should\s+"
-                     r"(?:I|we)|how\s+(?:long|many|much))\b|怎么|如何|请问|多久|多长|多少", re.I)
-_QUESTION_END = re.compile(r"[?？]|[。！!\n]|\.(?=\s|$)")
-
-
-def _in_advice_question(text: str, match: re.Match[str]) -> bool:
-    """Whether the match sits in a question that asks how to do the user's own task."""
-    end = _QUESTION_END.search(text, match.end())
-    if not end or end.group(0) not in "?？":
-        return False
-    return bool(_ADVICE.search(clause_before(text, match.start()) + text[match.start():end.end()]))
-
-
-# a text the user has already written: "I wrote a 500-word essay; can you suggest a title?"
-_USERS_OWN = re.compile(r"\bI(?:\s+(?:just|already))?\s+(?:wrote|have\s+written|['’]ve\s+written|"
-                        r"drafted|finished|submitted|made|did|have|['’]ve\s+got)\s+(?:a|an|the|my|"
-                        r"this)\s+$|\bmy\s+$", re.I)
-# kinds whose "each" is each word, not each part: "the words 'north' and 'south' at least once
-# each"
-_WORD_KINDS = frozenset({"keyword", "forbidden_word", "letter_frequency"})
 
 
 def _found(text: str) -> Iterator[tuple[int, Check]]:
@@ -119,16 +75,9 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
         for match in pattern.finditer(text):
             each = per_item(text, match)
             for kind, params in build(match):
-                if each and kind not in _WORD_KINDS:
+                if each and kind not in WORD_KINDS:
                     continue
-                if kind in LENGTH_KINDS and _USERS_OWN.search(text, max(0, match.start() - 30),
-                                                             match.start()):
-                    continue
-                if of_a_part(text, match, kind, several):
-                    continue
-                if kind in TOPIC_KINDS and _in_a_question(text, match):
-                    continue
-                if "relation" in params and _in_advice_question(text, match):
+                if of_a_part(text, match, kind, several) or not_asked(text, match, kind, params):
                     continue
                 try:
                     yield match.start(), Check(kind=kind, params=params, source="prepass",

@@ -312,3 +312,51 @@ def test_wordings_the_sixth_development_batch_showed(request_text, expected):
 ])
 def test_what_the_sixth_batch_keeps_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ('Please make sure to utilize the keyword "innovation" a minimum of two times.',
+     [keyword("innovation", "at least", 2)]),
+    ("It is required that you highlight a minimum of two sections using markdown.",
+     [count("highlight_count", "at least", 2)]),
+    ("Kindly refrain from employing any commas throughout the response.", [("no_commas", {})]),
+    ('Commence your response with the words "In summary".',
+     [("starts_with", {"phrase": "In summary"})]),
+    ("The number of words written entirely in capital letters should be fewer than four.",
+     [count("capital_word_count", "at most", 3)]),
+    ("use the vocabulary words 'compelling' and 'furthermore'; bold the thesis statement.",
+     [keyword("compelling"), keyword("furthermore"), count("highlight_count", "at least", 1)]),
+    ("Keep it tight, bullet the 3 deliverables. Sign it 'Best, Jordan'.",
+     [count("bullet_count", "exactly", 3), ends("Best, Jordan")]),
+    ("friendly tone, two sentences tops", [count("sentence_count", "at most", 2)]),
+    ("lol write me a breakup text, 1 para, ALL CAPS",
+     [paragraphs("exactly", 1), ("uppercase", {})]),
+    ("need a cover letter template w/ like 4 [blanks] i can fill in later",
+     [count("placeholder_count", "exactly", 4)]),
+    ("write a toast for my bro, dont say 'ex' anywhere", [("forbidden_word", {"word": "ex"})]),
+    ("steps to fix a flat tire? number them, 6 max", [count("numbered_count", "at most", 6)]),
+    ("poem about my cat, end it w/ 'meow.'", [ends("meow.")]),
+    ("请以条目形式列出本次会议的四项决议。", [count("bullet_count", "exactly", 4)]),
+    ("回答的全部内容须置于双引号之中。", [("quoted", {})]),
+    ("英文回答中全大写单词不超过两个。",
+     [language("en"), count("capital_word_count", "at most", 2)]),
+    ("摘要限定在三句话以内。", [count("sentence_count", "at most", 3)]),
+    ("随便写点啥 两段就行", [paragraphs("exactly", 2)]),
+])
+def test_formal_casual_and_official_wordings(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Is the five-paragraph essay format outdated?",
+    "这份报告分为四个部分，请帮我检查语法错误。",
+    "My essay has 5 paragraphs; please proofread it.",
+    "为什么 people 在网上用 ALL CAPS 会被认为在吼叫？",
+])
+def test_forms_asked_about_or_describing_a_given_text_are_no_check(request_text):
+    assert found(request_text) == []
+
+
+def test_a_count_of_the_users_text_beside_a_requirement_keeps_the_requirement():
+    assert found("My essay has 5 paragraphs; please rewrite it in 3 paragraphs.") == [
+        paragraphs("exactly", 3)]

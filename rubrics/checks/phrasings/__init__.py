@@ -112,7 +112,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     # English counts of parts ("3 sentences or fewer" before "in 3 sentences": the longer
     # reading wins)
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
-     r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?)\b", _units_bounded("at most")),
+     r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?|tops)\b", _units_bounded("at most")),
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
      r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least")),
     (rf"(?:\b({_QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
@@ -155,7 +155,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     (r"\b(?:use|include|using|including)\s+the\s+letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+"
      rf"{_TIMES_EN}", _letter_times),
     # English form
-    (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|using\s+)?(?:any\s+)?|"
+    (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|(?:using|employing|utili[sz]ing|including|adding)\s+)?(?:any\s+)?|"
      r"not?\s+use\s+(?:any\s+)?)commas?\b", _flag("no_commas")),
     (r"\b(?:no|zero|without|avoid(?:ing)?|(?:do\s+not|don['’]t|must\s+not|should\s+not|never|"
      r"cannot|can['’]t)\s+(?:use|include|contain|put|add|have)|refrain\s+from\s+using)\s+"
@@ -197,7 +197,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      rf"[^。；！？\n]{{0,12}}?{_NOT_RANGE}(?<![第每])(?:(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})\s*)?"
      rf"(?P<n>{ZH_NUMBER})\s*{_ZH_ITEM}",
      _list_items),
-    (rf"(?:(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})|用|以|限|仅用|只用|控制在)\s*(?P<n>{ZH_NUMBER})\s*"
+    (rf"(?:(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST})|用|以|限|仅用|只用|(?:控制|限定|限制|保持)在)\s*(?P<n>{ZH_NUMBER})\s*"
      r"句话(?P<within>以内|之内|以下)?", _zh_sentences),
     (rf"(?:分为|分成|共|{_ZH_DIVIDE})\s*{_ZN}\s*(?:-|–|~|～|到|至)\s*{_ZN}\s*个?(?:自然)?"
      r"(?:段落|段)",

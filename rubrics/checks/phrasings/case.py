@@ -72,7 +72,7 @@ def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count("capital_word_count", relation, n)
 
 
-_QN = (rf"\b(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
+_QN = (rf"\b(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
        r"less)|at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?")
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
 _ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写|all[\s-]*caps)\s*(?:的)?(?:英文)?(?:单词|词)"
@@ -140,13 +140,16 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}"
      r"\s+(?:(?:should|must|need\s+to|needs\s+to|to|will)\s+)?(?:appear|occur|show\s+up|be\s+"
      rf"used|be\s+present|be\s+included)?\s*{_TIMES_EN}", _capital_words),
-    (rf"\b(?:number|count)\s+of\s+(?:words\s+(?:in|with|using|written\s+in)\s+(?:all[\s-]+)?{_CAPS}|"
+    (rf"\b(?:number|count)\s+of\s+(?:words\s+(?:(?:written|typed)\s+)?(?:(?:entirely|fully|all)\s+)?"
+     rf"(?:in|with|using)\s+(?:all[\s-]+)?{_CAPS}|"
      rf"{_ALL_CAPS_ADJ}\s+words)"
      r"\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to)\s+)?(?:be\s+|is\s+)?"
      rf"{_QN}\b", _capital_words),
     (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
      r"words\b", _capital_words),
     (rf"{_ZH_CAPS_WORD}[^。；！？\n]{{0,8}}?{_ZH_Q}\s*(?:出现|使用|有)\s*(?P<n>{ZH_NUMBER})\s*次",
+     _capital_words),
+    (rf"{_ZH_CAPS_WORD}\s*(?:的)?(?:数量|个数)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个",
      _capital_words),
     (rf"{_ZH_START}{_ZH_Q}\s*(?:要|需|需要|应|必须)?(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个\s*"
      rf"{_ZH_CAPS_WORD}",

@@ -21,9 +21,9 @@ class Matcher(Protocol):
 _I = re.I | re.S
 
 _AT_LEAST_EN = (r"at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"
-                r"(?:a\s+)?minimum\s+(?:of\s+)?|min\.?")
+                r"(?:a\s+)?minimum(?:\s+of)?|min\.?")
 _MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than|longer\s+than"
-_AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum\s+(?:of\s+)?|"
+_AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum(?:\s+of)?|"
                r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
                r"no\s+longer\s+than")
 _LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than"

@@ -69,7 +69,7 @@ _FILED_UNDER = re.compile(r"\b(?:organi[sz]e|group|arrange|sort|file|put|place|s
 # what opens a Chinese count of paragraphs with no qualifier: a verb of dividing or writing, a
 # bound, or the start of a clause
 _ZH_PARAGRAPHS_LEAD = re.compile(r"(?:(?<![部满评充十百得积])分(?:为|成)?|写|用|共|控制在|为|在|成|"
-                                 r"有|包含|包括|^|[，,。；;：:\n])\s*$")
+                                 r"有|包含|包括|^|[，,。；;：:\n\s])\s*$")
 
 # verbs whose object is the response's own paragraphs: "separate the 3 paragraphs with ***"
 _HANDLED = re.compile(r"\b(?:separate|split|divide|space)\s+(?:the\s+|your\s+|its\s+)?$", re.I)
@@ -80,7 +80,7 @@ _BULLETS = (r"(?:markdown\s+|separate\s+|short\s+)?(?:bullet(?:ed)?[\s-]*points?
 _HEADINGS = (r"(?:(?:markdown|section|sub|level[\s-]?\d|h[1-6]|#{1,6})[\s-]*)*(?:sub)?"
              r"(?:headings?|headers?)|(?:markdown\s*|md\s*|#{1,6}\s*)?"
              r"(?:[一二三]级|小|子|分|章节)?标题")
-_PLACEHOLDERS = (r"\[placeholders?\]|\[\s*\](?!\()|(?:\[?(?:bracketed|"
+_PLACEHOLDERS = (r"\[(?:placeholders?|blanks?|fields?)\]|\[\s*\](?!\()|(?:\[?(?:bracketed|"
                  r"square[\s-]*bracket(?:ed)?)\]?\s+|\[[^\]\n]{1,30}\]\s*)?(?:placeholders?|(?:template\s+|fill[\s-]*in\s+|"
                  r"fillable\s+|editable\s+|blank\s+)?fields?|blanks?|slots?)|"
                  r"占位符|填空|空格|空白处|方括号")
@@ -98,10 +98,11 @@ _STYLES = {
     "bullet_count": (r"(?:bullet(?:ed)?[\s-]*(?:point)?[\s-]*list|bullet(?:ed)?[\s-]*points?|"
                      r"bullets|dot[\s-]*points?(?:\s+list)?|dot-point\s+list|unordered\s+list|"
                      r"markdown\s+(?:bullets|list)|项目符号|无序列表|圆点(?:符号)?|要点(?:形式|式)|"
-                     r"列表形式|[“\"'‘][-•*][”\"'’](?:开头|标记|标出)|checklist|dash(?:ed)?\s+list|"
+                     r"列表形式|条目(?:形式|式)|[“\"'‘][-•*][”\"'’](?:开头|标记|标出)|checklist|dash(?:ed)?\s+list|"
                      r"(?:list\s+)?with\s+(?:dashes|hyphens))"),
     "numbered_count": (r"(?:numbered(?:\s+(?:list|items?|points?|steps?|entries))?|ordered\s+list|"
-                       r"numbering|有序列表|编号列表|编号|序号|1\s*[.、)]\s*2\s*[.、)](?:\s*3\s*[.、)])?)"),
+                       r"numbering|number\s+(?:them|these|those|each|the\s+\w+|your\s+\w+)|"
+                       r"有序列表|编号列表|编号|序号|1\s*[.、)]\s*2\s*[.、)](?:\s*3\s*[.、)])?)"),
 }
 _ITEM = (r"(?:\s*(?:个|条|项|点|步)\s*[\u4e00-\u9fff]{0,4}|\s+(?:[\w-]+\s+)?(?:items?|steps?|"
          r"points?|entries|entry|tips?|reasons?|ideas?|things?|lines?|questions?|rules?|facts?|"
@@ -245,6 +246,16 @@ def _limited(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
                   **({"divider": None} if kind == "paragraph_count" else {}))
 
 
+def _bounded(kind: str) -> Build:
+    """A count after a list's style that carries its own bound ("number them, 6 max")."""
+    counted = _counted(kind)
+
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        groups = m.groupdict()
+        return counted(m) if groups.get("q") or groups.get("post") or groups.get("n2") else []
+    return build
+
+
 def _style_rules() -> Iterator[tuple[str, str, Build]]:
     for kind, style in _STYLES.items():
         # "numbered steps (no more than 6)"
@@ -264,6 +275,14 @@ def _style_rules() -> Iterator[tuple[str, str, Build]]:
                       rf"{_COUNT}{_NOT_ITEMS}{_ITEM}"):
             yield style, (rf"(?P<noun>{style})(?![A-Za-z-])[^!?。！？\n]{{0,40}}?[.;?!]\s+"
                           rf"{after}"), _counted(kind)
+    # "number them, 6 max": a bounded count after the style
+    for kind, style in _STYLES.items():
+        yield style, (rf"(?P<noun>{style})(?![A-Za-z-])[^.!?。！？\n]{{0,20}}?[,，;；]\s*{_COUNT}"
+                      r"(?=\s*[,.;!?，。；！)\n]|\s*$)"), _bounded(kind)
+    # "bullet the 3 deliverables", "number the 5 steps"
+    for kind, verb in (("bullet_count", r"bullet(?:[\s-]point)?"), ("numbered_count", r"number")):
+        yield rf"\b{verb}\b", (rf"\b{verb}\s+(?:the|your|these|those|all)\s+{_COUNT}\s+[a-z]+"), \
+            _counted(kind)
     # "number your tips 1 to 4"
     yield r"\bnumber\b", (r"\bnumber\s+(?:your|ur|the|them|these|those)\s*(?:[\w-]+\s+)?"
                           rf"(?:from\s+)?1\s*(?:to|-|–|through)\s*(?P<n1>{EN_NUMBER})\b"), \

@@ -22,7 +22,8 @@ _I = re.I | re.S
 _END_VERBS = (r"(?:end|ends|ending|finish|finishes|finishing|conclude|concludes|concluding|"
               r"close|closes|closing|wrap\s+up|wraps\s+up|sign\s+off|signs\s+off|round\s+off|"
               r"cap\s+off|sign|signs|wrap|wraps|round|cap|top)")
-_START_VERBS = (r"(?:start|starts|starting|begin|begins|beginning|open|opens|opening|"
+_START_VERBS = (r"(?:start|starts|starting|begin|begins|beginning|open|opens|opening|commence|"
+                r"commences|commencing|"
                 r"kick\s+off|lead\s+off|kick|kicks|lead)")
 # the particle of a phrasal verb after its object: "sign the email off with", "kick things off"
 _PARTICLE = r"(?:(?:off|up|out)\s+)?"
@@ -34,7 +35,7 @@ _PART = (r"(?:each|every|all|any|(?:the\s+)?(?:first|second|third|fourth|fifth|l
 _OBJECT = (rf"(?:(?!{_PART})(?:it|things|everything|(?:your|the|this|my)\s+"
            r"(?:(?:entire|whole|full|final)\s+)?[\w-]+(?:\s+(?:post|letter|message|note|answer|response|reply))?)\s+)?")
 # what introduces the phrase: "with the exact sentence:", "by saying", "on the line"
-_WITH = (r"(?:with|by\s+(?:saying|writing)|on)(?:\s+|\s*(?=[:,]))"
+_WITH = (r"(?:with|w/|by\s+(?:saying|writing)|on)(?:\s+|\s*(?=[:,]))"
          r"(?:(?:the|this|that|these|a|an)\s+)?(?:(?:exact|precise|following|same|very)\s+)?(?:(?:phrase|sentence|line|words?|"
          r"question|statement|quote|sign[\s-]?off|greeting|salutation|text)\s*)?(?:[:,]\s*)?")
 # the same, before a phrase with no quotes: "with the exact phrase", "with:"
@@ -101,6 +102,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # "end your reply with the exact sentence "..."", "finish with the line '...'"
     (rf"\b{_END_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("ends_with")),
     (rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with")),
+    # "Sign it 'Best, Jordan'"
+    (rf"\bsign\s+(?:it|the\s+\w+|your\s+\w+)\s+(?:as\s+)?{_QUOTED_PHRASE}", _edge("ends_with")),
     # unquoted after a colon or "the exact phrase": "End it with the exact line: ..."
     (rf"\b{_END_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH_BARE}{_BARE_PHRASE}", _edge("ends_with")),
     (rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH_BARE}{_BARE_PHRASE}", _edge("starts_with")),

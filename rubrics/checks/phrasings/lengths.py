@@ -124,7 +124,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about")),
     # a count of parts opening its clause: "four paragraphs separated by ***"
     (rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{_NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
-     rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|sentences|sections|bullet\s+points|"
+     rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections|bullet\s+points|"
      r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
      r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
     # a labelled word count: "Word count: at least 500", "Word count: 300"

@@ -49,7 +49,7 @@ _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|port
           r"bits?|pieces?\s+of\s+text|text\s+(?:parts|sections))")
 _SOFT_NOUNS = r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?|things?|places?)"
 _MARKDOWN = re.compile(r"markdown|asterisk|\*|\bbold|\bitalic", re.I)
-_QN = rf"{_NOT_RANGE_EN}\b(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
+_QN = rf"{_NOT_RANGE_EN}\b(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
 # what Chinese spans to highlight are called: "3个关键词", "两处重点"
 _ZH_SPANS = r"(?:关键词|关键字|词语?|重点|要点|句子?|短语|概念|术语|数据|信息|内容)"
@@ -104,8 +104,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (r"\b(?:respond|reply|answer)\s+(?:(?:entirely|only)\s+)?(?:in|inside|within|between)\s+"
      r"(?:double\s+)?(?:quotation\s+marks|quotes)", _flag("quoted")),
     (rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均|请|需要|要|需|必须|应)*(?:用|使用|以|放在|放进|置于)(?:英文)?(?:双)?引号"
-     rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:需要|需|要|必须|应)?(?:放在|置于)(?:一对)?(?:双)?"
-     rf"引号(?:内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将|把){_ZH_WHOLE}{_ZH_WRAP}",
+     rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:的)?(?:全部|整个|所有)?(?:内容)?(?:需要|需|要|必须|应|须)?(?:放在|置于)(?:一对)?(?:双)?"
+     rf"引号(?:之中|之内|内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将|把){_ZH_WHOLE}{_ZH_WRAP}",
      _flag("quoted")),
     # a <<title>>
     (r"double\s+ang(?:ul?ar|le)\s+brackets|<<\s*title\s*>>|\btitle\b[^.\n]{0,60}?<<|<<[^<>\n]{0,60}>>"
@@ -154,6 +154,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"content|terms?|words?|phrases?|facts?|details?|ideas?|concepts?)\b|\b(?:key|important|"
      r"main|core)\s+(?:points?|information|content|terms?|words?|phrases?|facts?|details?)\s+"
      r"(?:should\s+be\s+|must\s+be\s+)?in\s+bold\b", _some_marked),
+    # "bold the thesis statement", "italicize the book titles": one thing set in markdown
+    (r"(?:^|(?<=[.;:!?,]\s)|(?<=\n))\s*(?:and\s+)?(?:bold|boldface|embolden|italici[sz]e)\s+(?:the|all|"
+     r"any|each|every|your)\s+(?!(?:whole|entire)\b)[a-z]+", _some_marked),
     # Chinese: "用markdown加粗至少3个关键词", "至少突出显示两个部分", "重点信息加粗"
     (rf"{_ZH_MARK}(?:显示|标出|标注|强调)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)",
      _marked),

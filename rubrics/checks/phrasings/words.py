@@ -45,7 +45,8 @@ _BARE_END = (r"(?=\s*(?:[.,;:!?)\n。，；！？）]|$)|\s+(?:in|into|to|at|any
 _BARE_LIST = (rf"{_BARE_ITEM}(?:(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+)"
               rf"{_BARE_ITEM}){{0,9}}{_BARE_END}")
 _BARE_ONE = rf"{_BARE_WORD}{_BARE_END}"
-_NOUN = r"(?:key\s*)?(?:words?|terms?|phrases?|keywords?|expressions?)\b"
+_NOUN = (r"(?:(?:vocabulary|spelling|target|bonus|required|given|listed)\s+)?(?:key\s*)?(?:words?|"
+         r"terms?|phrases?|keywords?|expressions?)\b")
 _USE = (r"(?:use|using|uses|include|including|includes|mention|mentioning|mentions|say|saying|"
         r"write|writing|repeat|incorporate|incorporating|contain|containing|contains|feature|"
         r"featuring|work|weave|slip|fit|insert|add|put|employ|utili[sz]e|integrate|have|has|"
@@ -56,7 +57,8 @@ _NEGATED = re.compile(
     r"\b(?:not(?!\s+(?:only|just|forget))|never(?!\s+forget)|no(?!\s+(?:more|less|fewer|longer|"
     r"later|matter|sooner))|without|cannot|avoid(?:ing)?|refrain(?:ing)?\s+from|forbidden\s+to|"
     r"prohibited\s+from|banned\s+from|instead\s+of)\b[^.;!?\n]{0,40}$"
-    r"|n['’]t(?!\s+forget)\s+(?:\w+\s+){0,4}$", re.I)
+    r"|(?:n['’]t|\b(?:dont|doesnt|cant|wont|shouldnt|mustnt|didnt))(?!\s+forget)\s+(?:\w+\s+){0,4}$",
+    re.I)
 _CLAUSE_CUT = re.compile(r"[.;!?\n]|\b(?:and|but|then|also|while|so)\b(?!\s+(?:not|never))",
                          re.I)
 # someone other than the writer who must use or avoid the word: "players must avoid saying"
@@ -157,7 +159,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:work|weave|slip|throw)\s+in)\s+(?P<words>{_QUOTE_LIST})\s+(?:somewhere\s+)?"
      r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
      r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use")),
-    (rf"(?P<neg>\b(?:do\s+not|don['’]t|never|must\s+not|mustn['’]t|should\s+not|shouldn['’]t|cannot|"
+    (rf"(?P<neg>\b(?:do\s+not|don['’]?t|never|must\s+not|mustn['’]?t|should\s+not|shouldn['’]?t|cannot|"
      rf"can['’]t|please\s+don['’]t))\s+(?:ever\s+)?(?:use|say|write|mention|include)\s+"
      rf"(?P<words>{_QUOTE_LIST})", _used("use")),
     (rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
