@@ -360,3 +360,11 @@ def test_forms_asked_about_or_describing_a_given_text_are_no_check(request_text)
 def test_a_count_of_the_users_text_beside_a_requirement_keeps_the_requirement():
     assert found("My essay has 5 paragraphs; please rewrite it in 3 paragraphs.") == [
         paragraphs("exactly", 3)]
+
+
+@pytest.mark.parametrize("request_text", [
+    "The document has 3 headers and 2 footers, please summarize it.",
+    "我有一篇文章分为三段，帮我总结一下。",
+])
+def test_counts_of_a_text_given_to_summarize_are_no_check(request_text):
+    assert found(request_text) == []

@@ -31,13 +31,14 @@ _FORM_QUESTION = re.compile(
 # a description of a text the user gives, with a task on it: "这份报告分为四个部分，请帮我检查语法
 # 错误", "My essay has 5 paragraphs; please proofread it"
 _GIVEN_TEXT = re.compile(
-    r"(?:^|[。！？；\n])\s*(?:这|该|此|我的)(?:份|篇|个|本)?[\u4e00-\u9fff]{1,6}\s*$|\b(?:this|my|the\s+"
-    r"attached|the\s+following)\s+(?:\w+\s+)?(?:report|essay|text|article|document|draft|paper|"
+    r"(?:^|[。！？；\n])\s*(?:这|该|此|我的|我有一?)(?:份|篇|个|本)?[\u4e00-\u9fff]{1,6}\s*$|\b(?:this|my|the|"
+    r"the\s+attached|the\s+following)\s+(?:\w+\s+)?(?:report|essay|text|article|document|draft|paper|"
     r"story|letter|email|post)\s+(?:(?:has|contains|includes|consists\s+of|is\s+divided\s+into)"
     r"\s+)?$",
     re.I)
-_TASK_ON_GIVEN = re.compile(r"检查|修改|润色|校对|看看|分析|评价|改写|缩写|\b(?:check|proofread|"
-                            r"edit|fix|review|improve|critique|grade|rewrite|shorten)\b", re.I)
+_TASK_ON_GIVEN = re.compile(r"检查|修改|润色|校对|看看|分析|评价|改写|缩写|总结|概括|翻译|"
+                            r"\b(?:check|proofread|edit|fix|review|improve|critique|grade|rewrite|"
+                            r"shorten|summari[sz]e|translate)\b", re.I)
 
 
 def _about_a_given_text(text: str, match: re.Match[str]) -> bool:
