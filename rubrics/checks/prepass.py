@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from rubrics.checks.base import ParamsInvalid
 from rubrics.checks.model import Check
@@ -68,6 +69,20 @@ from rubrics.checks.phrasings.whose import (
     per_item,
 )
 
+# a bound said after an exact count: "three words in ALL CAPS, and no more than that"
+_BOUND_AFTER = re.compile(
+    r"\s*,?\s*(?:and|but)\s+no\s+(?P<which>more|fewer|less)(?:\s+than\s+that)?\b", re.I)
+
+
+def _bounded_after(text: str, match: re.Match[str], params: dict[str, Any]) -> dict[str, Any]:
+    """An exact count the words after it bound: "and no more than that" is at most, "but no
+    fewer" at least."""
+    after = _BOUND_AFTER.match(text, match.end())
+    if not after or params.get("relation") != "exactly":
+        return params
+    return {**params, "relation": "at most" if after.group("which").lower() == "more"
+            else "at least"}
+
 
 def _found(text: str) -> Iterator[tuple[int, Check]]:
     several = asks_for_several(text)
@@ -77,6 +92,7 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
             for kind, params in build(match):
                 if each and kind not in WORD_KINDS:
                     continue
+                params = _bounded_after(text, match, params)
                 if of_a_part(text, match, kind, several) or not_asked(text, match, kind, params):
                     continue
                 try:

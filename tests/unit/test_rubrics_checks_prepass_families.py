@@ -368,3 +368,31 @@ def test_a_count_of_the_users_text_beside_a_requirement_keeps_the_requirement():
 ])
 def test_counts_of_a_text_given_to_summarize_are_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("* 3 to 5 numbered installation steps", [count("numbered_count", "between", 3, 5)]),
+    ("gimme 5 bullet pts on why cats rule, under 80 words total",
+     [count("bullet_count", "exactly", 5), count("word_count", "at most", 79)]),
+    ("Put the three most critical words in ALL CAPS, and no more than that.",
+     [count("capital_word_count", "at most", 3)]),
+    ("Please emphasise, using markdown italics, no fewer than two sentences.",
+     [count("highlight_count", "at least", 2)]),
+    ('Repeat the slogan "Move fast" exactly twice in your answer.',
+     [keyword("Move fast", "exactly", 2)]),
+    ("Write a bedtime story for my kids in Dutch.", [language("nl")]),
+    ("Give a dozen bullet points of packing tips.", [count("bullet_count", "exactly", 12)]),
+    ("通知模板里请用[ ]预留至少两处空白。", [count("placeholder_count", "at least", 2)]),
+    ("帮我写个 caption，英文，带上 #summer 和 #travel 两个 hashtag。",
+     [language("en"), keyword("#summer"), keyword("#travel")]),
+])
+def test_wordings_the_eighth_batch_showed(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "中文，英文，日文都可以。",  # a list of languages allowed, not one asked for
+    "标题不超过20个字，使用#号标记。",
+])
+def test_a_language_in_a_list_and_a_hash_sign_are_no_such_check(request_text):
+    assert all(kind not in ("language", "keyword") for kind, _ in found(request_text))

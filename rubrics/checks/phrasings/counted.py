@@ -75,7 +75,7 @@ _ZH_PARAGRAPHS_LEAD = re.compile(r"(?:(?<![部满评充十百得积])分(?:为|�
 _HANDLED = re.compile(r"\b(?:separate|split|divide|space)\s+(?:the\s+|your\s+|its\s+)?$", re.I)
 
 # --- the noun families
-_BULLETS = (r"(?:markdown\s+|separate\s+|short\s+)?(?:bullet(?:ed)?[\s-]*points?|bullets?|"
+_BULLETS = (r"(?:markdown\s+|separate\s+|short\s+)?(?:bullet(?:ed)?[\s-]*(?:points?|pts?)|bullets?|"
             r"dot[\s-]*points?|bulleted\s+(?:items?|lines?))")
 _HEADINGS = (r"(?:(?:markdown|section|sub|level[\s-]?\d|h[1-6]|#{1,6})[\s-]*)*(?:sub)?"
              r"(?:headings?|headers?)|(?:markdown\s*|md\s*|#{1,6}\s*)?"
@@ -83,7 +83,7 @@ _HEADINGS = (r"(?:(?:markdown|section|sub|level[\s-]?\d|h[1-6]|#{1,6})[\s-]*)*(?
 _PLACEHOLDERS = (r"\[(?:placeholders?|blanks?|fields?)\]|\[\s*\](?!\()|(?:\[?(?:bracketed|"
                  r"square[\s-]*bracket(?:ed)?)\]?\s+|\[[^\]\n]{1,30}\]\s*)?(?:placeholders?|(?:template\s+|fill[\s-]*in\s+|"
                  r"fillable\s+|editable\s+|blank\s+)?fields?|blanks?|slots?)|"
-                 r"占位符|填空|空格|空白处|方括号")
+                 r"占位符|填空|空格|空白处?|方括号")
 _PARAGRAPHS = (r"paragraphs?|paras\b|para\b|自然段|段落|段话|"
                r"段(?![时距路旅经历故对视音录代论位子式])")
 _FAMILIES = {"bullet_count": _BULLETS, "heading_count": _HEADINGS,
@@ -219,7 +219,7 @@ def _family_rules() -> Iterator[tuple[str, str, Build]]:
         # the noun, then its count in the same sentence: "..., at least five of them", "共4个"
         yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^.!?。！？\n]{{0,60}}?[,，;；]\s*(?:and\s+)?"
                      rf"(?:there\s+should\s+be\s+|(?:I|we)\s+(?:need|want|require)\s+|(?:一共|总共|共)\s*)?"
-                     rf"{_COUNT}(?P<tail>\s*(?:个|处|"
+                     rf"{_COUNT}{_NOT_ITEMS}(?P<tail>\s*(?:个|处|"
                      r"条|项)|\s+(?:of\s+them|in\s+total|total|of\s+those))?"
                      r"(?=\s*[,.;!?，。；！）)\n]|\s*$)"), _counted(kind)
         yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])\s*(?:数量|数目|数)?\s*(?:要|需|需要|应|须|"
@@ -234,7 +234,7 @@ def _family_rules() -> Iterator[tuple[str, str, Build]]:
                      rf"only\s+)?{_COUNT}"), _limited
         # "bullets pls. like 5 of them": the count refers back to the noun across a full stop
         yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^!?。！？\n]{{0,40}}?(?:[.;]\s+(?:like\s+|"
-                     rf"and\s+)?|\s+)(?:there\s+should\s+be\s+)?{_COUNT}\s+(?:[a-z]+\s+)?"
+                     rf"and\s+)?|\s+)(?:there\s+should\s+be\s+)?{_COUNT}{_NOT_ITEMS}\s+(?:[a-z]+\s+)?"
                      r"(?:of\s+them|in\s+total|total)\b"), _counted(kind)
 
 
@@ -275,6 +275,11 @@ def _style_rules() -> Iterator[tuple[str, str, Build]]:
                       rf"{_COUNT}{_NOT_ITEMS}{_ITEM}"):
             yield style, (rf"(?P<noun>{style})(?![A-Za-z-])[^!?。！？\n]{{0,40}}?[.;?!]\s+"
                           rf"{after}"), _counted(kind)
+    # a count before a style adjective: "3 to 5 numbered installation steps"
+    for kind, adjective in (("bullet_count", r"bullet(?:ed)?"), ("numbered_count", r"numbered")):
+        yield rf"\b{adjective}\b", (rf"(?<![第每A-Za-z]){_COUNT}{_NOT_ITEMS}\s+"
+                                    rf"(?P<noun>{adjective})\s+(?:[\w-]+\s+){{0,2}}?[\w-]+"), \
+            _counted(kind)
     # "number them, 6 max": a bounded count after the style
     for kind, style in _STYLES.items():
         yield style, (rf"(?P<noun>{style})(?![A-Za-z-])[^.!?。！？\n]{{0,20}}?[,，;；]\s*{_COUNT}"

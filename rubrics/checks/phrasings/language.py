@@ -123,7 +123,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _code),
     (rf"(?<=[，、；：（])\s*in\s+{LANG_EN}\s*(?=[，。；、）]|$)", _code),
     # "write a short poem in French", "tell me a joke in German"
-    (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)in\s+(?:the\s+)?{LANG_EN}(?:\s+language)?"
+    (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"
+     rf"(?:the\s+)?{LANG_EN}(?:\s+language)?"
      r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining)\b))", _code),
     # Chinese: "回答必须全部使用英文", "请用德语回答", "全文请使用日语", "以西班牙语作答"
     (rf"(?:回答|回复|作答|输出|全文|答案|正文|内容|全部内容|整篇|文章|回应)(?:时|请|需|需要|要|必须|"
@@ -135,6 +136,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # a language alone in a clause: "，用英文，", "把你的回答写成西班牙语"
     (rf"(?:^|(?<=[，,、；;：:]))\s*(?:全文|全部|都)?(?:用|使用|以)\s*{LANG_ZH}\s*(?:写|撰写|回答|回复|书写)?"
      r"(?=\s*(?:[，,。；;、）)！!]|$))", _code),
+    (rf"(?<=[^文语][，,；;])\s*{LANG_ZH}\s*(?=[，,；;](?!\s*(?:{_alternation(CODE_ZH)})))", _code),
     (rf"(?:回答|回复|答案|全文|内容)(?:都|全部)?(?:写成|改成|改写成)\s*{LANG_ZH}", _code),
     (rf"(?:^|(?<=[，,。；;\s]))\s*{LANG_ZH}(?:回答|作答|回复|回我)", _code),
     (rf"(?:用|使用|以|采用)\s*{LANG_ZH}\s*(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|"

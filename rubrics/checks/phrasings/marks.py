@@ -134,7 +134,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"(?:markdown|asterisks|bold|italics?)|in\s+(?:bold|italics?))\b", _marked),
     # emphasis said in words, with markdown named: "emphasize at least 2 terms by wrapping them
     # in **double asterisks**"
-    (rf"\bemphasi[sz]e\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b",
+    (rf"\bemphasi[sz]e\s*(?:,\s*[^,.;\n]{{1,40}},\s*)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b",
      _emphasized),
     # "bold text should be used for at least 3 important dates"
     (rf"\b(?:bold|italic|boldface)\s*(?:text|font|type|formatting)?\s+(?:should|must|needs?\s+to|"

@@ -46,7 +46,7 @@ _BARE_LIST = (rf"{_BARE_ITEM}(?:(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|
               rf"{_BARE_ITEM}){{0,9}}{_BARE_END}")
 _BARE_ONE = rf"{_BARE_WORD}{_BARE_END}"
 _NOUN = (r"(?:(?:vocabulary|spelling|target|bonus|required|given|listed)\s+)?(?:key\s*)?(?:words?|"
-         r"terms?|phrases?|keywords?|expressions?)\b")
+         r"terms?|phrases?|keywords?|expressions?|slogan|tagline|catchphrase|motto|hashtags?)\b")
 _USE = (r"(?:use|using|uses|include|including|includes|mention|mentioning|mentions|say|saying|"
         r"write|writing|repeat|incorporate|incorporating|contain|containing|contains|feature|"
         r"featuring|work|weave|slip|fit|insert|add|put|employ|utili[sz]e|integrate|have|has|"

@@ -65,6 +65,16 @@ def _used(polarity: str) -> Build:
     return build
 
 
+def _tags(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Hashtags to use, each a keyword; none when the verb is negated."""
+    if _ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start()) \
+            or re.search(r"\b(?:not?|never|don['’]?t)\s+$",
+                         m.string[max(0, m.start() - 12):m.start()], re.I):
+        return []
+    return [check for tag in re.findall(r"#[A-Za-z][\w-]*", m.group("tags"))
+            for check in _count("keyword", "at least", 1, word=tag)]
+
+
 _RULES: tuple[tuple[str, Build], ...] = (
     # "包含关键词“a”“b”", "文中需要提到“a”和“b”两个关键词", "'a''b'等关键词"
     (rf"{_USE}(?:以下|如下)?(?:{_ZH_NOUN})[：:]?\s*(?P<words>{_QUOTE_LIST})(?:\s*(?:这个词|一词|"
@@ -84,6 +94,10 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # an unquoted list after a colon: "使用以下关键词：创新、协作、共赢", "关键词：数字化、转型"
     (rf"(?:{_USE}\s*)?(?:以下|如下)?(?:关键词|关键字|词语|词汇)\s*[：:]\s*{_BARE_LIST}",
      _used("use")),
+    # hashtags with no quotes: "带上 #summer 和 #travel 两个 hashtag"
+    (rf"(?<!结尾)(?<!末尾)(?<!最后)(?<!文末)(?:{_USE}|带上|\b(?:use|include|add)\b)\s*(?:the\s+)?"
+     r"(?:hashtags?\s+)?(?P<tags>#[A-Za-z][\w-]*(?:\s*(?:和|及|、|,|，|and|&)\s*#[A-Za-z][\w-]*)*)",
+     _tags),
     # forbidden: "不得出现“第一”这个词", "禁止使用“最好”“第一”等词语"
     (rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})?[：:]?\s*"
      rf"(?P<words>{_QUOTE_LIST})", _used("forbid")),
