@@ -26,7 +26,6 @@ UPSTREAM_STATUS = "upstream_status"
 UNAVAILABLE = "unavailable"
 RATE_LIMITED = "rate_limited"
 BAD_GATEWAY = "bad_gateway"
-UNCHANGED = "unchanged"
 ERROR = "error"
 
 
