@@ -11,7 +11,7 @@ _EN = {w: i for i, w in enumerate(
     "fifteen sixteen seventeen eighteen nineteen twenty".split())}
 _EN.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "hundred": 100,
             "a hundred": 100, "a thousand": 1000, "single": 1, "a single": 1, "a dozen": 12,
-            "dozen": 12, "half a dozen": 6})
+            "half a dozen": 6})
 _ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
              "七": 7, "八": 8, "九": 9}
 _ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
@@ -29,7 +29,7 @@ EN_COMPOUND = (rf"(?:(?:(?:{_UNIT_WORD}|a)\s+hundred(?:\s+(?:and\s+)?{_BELOW_100
                r"thousand)\b))")
 # (a number starts a word, with a character a number can start with: the lookaround spares the
 # long alternation at every other position of a text)
-EN_NUMBER = (r"(?<![A-Za-z])(?=[\dzotfsenhadZOTFSENHAD])"
+EN_NUMBER = (r"(?<![A-Za-z])(?=[\dzotfsenhaZOTFSENHA])"
              r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s*[kK]\b|\d+|" + EN_COMPOUND + "|"
              + "|".join(sorted((re.escape(w) for w in _EN), key=len, reverse=True)) + ")")
 ZH_NUMBER = r"(?:\d+(?:\.\d+)?\s*万|\d+|[零〇一二两三四五六七八九十百千万]+)"

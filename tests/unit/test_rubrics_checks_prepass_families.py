@@ -396,3 +396,13 @@ def test_wordings_the_eighth_batch_showed(request_text, expected):
 ])
 def test_a_language_in_a_list_and_a_hash_sign_are_no_such_check(request_text):
     assert all(kind not in ("language", "keyword") for kind, _ in found(request_text))
+
+
+def test_a_gated_rule_finds_what_its_pattern_finds_near_its_gate():
+    from rubrics.checks.phrasings.common import Gated
+
+    text = "x " * 300 + "at least 5 bullets" + " y" * 300 + " no more than 2 bullets"
+    gated = Gated(r"bullets", r"(?:at\s+least|no\s+more\s+than)\s+\d+\s+bullets", reach=(40, 10))
+    whole = Gated(r"bullets", r"(?:at\s+least|no\s+more\s+than)\s+\d+\s+bullets")
+    assert [m.group(0) for m in gated.finditer(text)] == [m.group(0) for m in whole.finditer(text)]
+    assert list(Gated(r"headings", r"\d+ bullets").finditer(text)) == []

@@ -26,6 +26,8 @@ from rubrics.checks.phrasings.common import (
     _ZH_AT_MOST,
     _ZH_LESS_THAN,
     _ZH_MORE_THAN,
+    UNITS_GATE,
+    WORDS_GATE,
     Build,
     Matcher,
     _count,
@@ -35,6 +37,7 @@ from rubrics.checks.phrasings.common import (
     _unit_range,
     _units,
     _words,
+    compile_rules,
     relation_of,
 )
 from rubrics.checks.phrasings.counted import RULES as COUNTED_RULES
@@ -90,34 +93,36 @@ _ZH_DIVIDE = r"(?<![部满评充十百得积])分"
 _NOT_RANGE = r"(?<![\d～~〜到至\-–—])"
 _QUOTED = r"[“\"'「『]([^”\"'」』\n]{1,80})[”\"'」』]"
 
-_OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I), b) for p, b in (
+_OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
     # English lengths in words
-    (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between")),
-    (rf"(?:{_AT_LEAST_EN})\s*{_N}\s*(?:-\s*)?words?\b", _words("at least")),
-    (rf"\b(?:{_MORE_THAN_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("more than")),
-    (rf"\b(?:{_LESS_THAN_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("less than")),
+    (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between"), *WORDS_GATE),
+    (rf"(?:{_AT_LEAST_EN})\s*{_N}\s*(?:-\s*)?words?\b", _words("at least"), *WORDS_GATE),
+    (rf"\b(?:{_MORE_THAN_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("more than"), *WORDS_GATE),
+    (rf"\b(?:{_LESS_THAN_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("less than"), *WORDS_GATE),
     (rf"{_N}\s*(?:-\s*)?words?\s+(?:or\s+more|minimum|at\s+least)\b|{_N}\+\s*(?:-\s*)?words?\b",
-     _words("at least")),
-    (rf"(?:{_AT_MOST_EN})\s*(?:a\s+|the\s+)?{_N}\s*(?:-\s*)?words?\b", _words("at most")),
+     _words("at least"), *WORDS_GATE),
+    (rf"(?:{_AT_MOST_EN})\s*(?:a\s+|the\s+)?{_N}\s*(?:-\s*)?words?\b", _words("at most"),
+     *WORDS_GATE),
     (rf"{_N}\s*(?:-\s*)?words?\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)\b",
-     _words("at most")),
-    (rf"exactly\s+{_N}\s*(?:-\s*)?words?\b", _words("exactly")),
-    (rf"(?:{_ABOUT_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("about")),
+     _words("at most"), *WORDS_GATE),
+    (rf"exactly\s+{_N}\s*(?:-\s*)?words?\b", _words("exactly"), *WORDS_GATE),
+    (rf"(?:{_ABOUT_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("about"), *WORDS_GATE),
     # (not the length of a text the request gives: "translate these 20 words", "summarize this
     # 2000-word article")
     (r"(?<![\w,.\-–—~])(?<!these\s)(?<!those\s)(?<!the\s)(?<!this\s)(?<!that\s)(?<!my\s)"
      r"(?<!our\s)(?<!his\s)(?<!her\s)(?<!their\s)(?<!list\sof\s)(\d{1,3}(?:,\d{3})+|\d{2,6})"
      r"(?:\s+|-)words?\b(?!\s+(?:that|which|from|related|starting|beginning|ending|in\s+(?:"
-     rf"{LANGUAGE_NAMES})\b))", _words("about")),
+     rf"{LANGUAGE_NAMES})\b))", _words("about"), *WORDS_GATE),
     # English counts of parts ("3 sentences or fewer" before "in 3 sentences": the longer
     # reading wins)
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
-     r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?|tops)\b", _units_bounded("at most")),
+     r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?|tops)\b", _units_bounded("at most"),
+     *UNITS_GATE),
     (rf"(?:\b\w+\s+)?{_NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{_UNIT_EN[1:-1]})\s+"
-     r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least")),
+     r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least"), *UNITS_GATE),
     (rf"(?:\b({_QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
      rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
-     rf"{_UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units),
+     rf"{_UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units, *UNITS_GATE),
     (rf"\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
      rf"consist\s+of|between)\s+{_N}{_DASH}{_N}\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
      r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range),
@@ -138,7 +143,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
     # English lists, hyphenated lengths, bounds after the unit, repeated words and letters
     (rf"{_NOT_RANGE_EN}(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:markdown\s+|"
      r"short\s+|separate\s+|distinct\s+)?(?P<list>bullet(?:ed)?[\s-]*points?|bullets|"
-     r"bulleted\s+(?!lists?\b)\w+|numbered\s+(?!lists?\b)\w+)", _list_items),
+     r"bulleted\s+(?!lists?\b)\w+|numbered\s+(?!lists?\b)\w+)", _list_items, *UNITS_GATE),
     (rf"\b(?:{_LIST_VERBS_EN})(?:\s+(?:me|us))?\s+(?:(?P<q>{_QUALIFIER_EN})\s+)?"
      rf"(?P<n>{EN_NUMBER})\s+(?!(?:paragraphs?|sentences?|sections?|words?|parts?|chapters?|"
      r"lines?|times?)\b)[^.;:!?\n]{1,60}?\b(?:as|in|using|with|via|formatted\s+as|in\s+the\s+"
@@ -210,7 +215,7 @@ _OWN_RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple((re.compile(p, _I)
      r"(?:输出|回答|回复|结果|返回)(?:内容|结果)?(?:必须|需要|需|应|要|应该)?(?:是|为)(?:合法|有效|标准|规范)?的?"
      r"\s*JSON",
      _flag("json")),
-))
+), _I)
 
 
 RULES: tuple[tuple[Matcher, Build], ...] = (

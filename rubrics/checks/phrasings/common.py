@@ -5,7 +5,7 @@ and language; package-internal."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from rubrics.checks.numbers import EN_NUMBER, about, to_int
@@ -17,6 +17,75 @@ class Matcher(Protocol):
     """What a rule's pattern is to the pre-pass: a compiled regex, or one behind a gate."""
 
     def finditer(self, string: str) -> Iterator[re.Match[str]]: ...
+
+
+def compile_rules(rules: Iterable[tuple[Any, ...]],
+                  flags: int) -> tuple[tuple[Matcher, Build], ...]:
+    """Rules as (pattern, build) or (pattern, build, gate, reach): the latter run only near
+    their gate's matches (`Gated`)."""
+    return tuple((Gated(gate[0], pattern, flags, gate[1]) if gate else re.compile(pattern, flags),
+                  build) for pattern, build, *gate in rules)
+
+
+# gates of rules that open with an optional number or qualifier, and how far they reach
+WORDS_GATE = (r"\bwords?\b", (80, 60))
+UNITS_GATE = (r"paragraph|sentence|section|bullet|heading|placeholder|\bparts?\b|chapter|numbered",
+              (80, 60))
+
+
+class _Gate:
+    """A gate regex shared by the rules that name it, with the spans it found in the last text
+    it read (the pre-pass runs every rule on one request before the next)."""
+
+    _known: dict[tuple[str, int], _Gate] = {}
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self._last: tuple[str, list[re.Match[str]]] | None = None
+
+    @classmethod
+    def of(cls, gate: str, flags: int) -> _Gate:
+        return cls._known.setdefault((gate, flags), cls(re.compile(gate, flags)))
+
+    def hits(self, string: str) -> list[re.Match[str]]:
+        if self._last is None or self._last[0] is not string:
+            self._last = (string, list(self.pattern.finditer(string)))
+        return self._last[1]
+
+
+class Gated:
+    """A pattern tried only near where its cheap gate is found: a rule that opens with an
+    optional count or qualifier would otherwise be tried at every position of every request.
+    The pattern runs on a window around each gate match (`before` characters before it,
+    `after` after it, overlapping windows merged), so its matches must lie within that reach
+    of a gate word; with no reach given it runs on the whole text when the gate is found."""
+
+    def __init__(self, gate: str, pattern: str, flags: int = re.I | re.S | re.M,
+                 reach: tuple[int, int] | None = None) -> None:
+        self.gate = _Gate.of(gate, flags)
+        self.pattern = re.compile(pattern, flags)
+        self.reach = reach
+
+    def finditer(self, string: str) -> Iterator[re.Match[str]]:
+        hits = self.gate.hits(string)
+        if self.reach is None:
+            if hits:
+                yield from self.pattern.finditer(string)
+            return
+        before, after = self.reach
+        windows: list[list[int]] = []
+        for hit in hits:
+            start, end = max(0, hit.start() - before), min(len(string), hit.end() + after)
+            if windows and start <= windows[-1][1]:
+                windows[-1][1] = max(windows[-1][1], end)
+            else:
+                windows.append([start, end])
+        seen: set[tuple[int, int]] = set()
+        for start, end in windows:
+            for match in self.pattern.finditer(string, start, end):
+                if match.span() not in seen:
+                    seen.add(match.span())
+                    yield match
 
 _I = re.I | re.S
 

@@ -33,6 +33,7 @@ from rubrics.checks.phrasings.common import (
     _ZH_LESS_THAN,
     _ZH_MORE_THAN,
     Build,
+    Gated,
     _count,
     relation_of,
 )
@@ -308,18 +309,10 @@ def _letter_rules() -> Iterator[tuple[str, str, Build]]:
                        r"[\"'”’]?['’]s\b"), _letters
 
 
-class _Gated:
-    """A pattern tried only on texts where its cheap gate is found: most rules here open with
-    an optional count, which would otherwise be tried at every position of every request."""
+# how far a rule's match reaches from its noun, style or letter word: a count and two words
+# before it, a gap of up to 60 characters and a count with its tail after it
+REACH = (100, 160)
 
-    def __init__(self, gate: str, pattern: str) -> None:
-        self._gate = re.compile(gate, _I)
-        self.pattern = re.compile(pattern, _I)
-
-    def finditer(self, string: str) -> Iterator[re.Match[str]]:
-        return self.pattern.finditer(string) if self._gate.search(string) else iter(())
-
-
-RULES: tuple[tuple[_Gated, Build], ...] = tuple(
-    (_Gated(gate, pattern), build)
+RULES: tuple[tuple[Gated, Build], ...] = tuple(
+    (Gated(gate, pattern, _I, REACH), build)
     for gate, pattern, build in (*_family_rules(), *_style_rules(), *_letter_rules()))
