@@ -43,7 +43,17 @@ Rules the labels of `tests/data/checks/` follow too:
 - words a verb of using names ("include the keywords a, b and c") are each a keyword, and
   forbidden words where a negation precedes the verb in its clause ("do not use the words
   ..."); a language is the response's when the response, or the verb of answering, is said
-  to be in it (not a topic, a translation target or an adjective: "in French schools").
+  to be in it (not a topic, a translation target or an adjective: "in French schools");
+- a number of list items is a count when the list's style is named ("an ordered list of five
+  steps", "用项目符号列出三点"), not when it is not ("give me 10 name ideas"); a range of
+  them ("3-5 bullet points") is `between`;
+- one form per requirement: an "at least N" and an "at most M" of one count kind (the same
+  word, letter, divider or marker) are one `between N and M`; a JSON Schema given makes
+  `json_schema` alone (the schema asks for JSON itself);
+- a count in a question about a form or about how to do the user's own task ("Is the
+  five-paragraph essay outdated?", "my essay needs 5 paragraphs, how do I structure it?"),
+  or describing a text the user wrote or gives ("I wrote a 500-word essay", "这份报告分为四个
+  部分，请帮我检查"), is no check.
 """
 
 from __future__ import annotations
