@@ -406,3 +406,13 @@ def test_a_gated_rule_finds_what_its_pattern_finds_near_its_gate():
     whole = Gated(r"bullets", r"(?:at\s+least|no\s+more\s+than)\s+\d+\s+bullets")
     assert [m.group(0) for m in gated.finditer(text)] == [m.group(0) for m in whole.finditer(text)]
     assert list(Gated(r"headings", r"\d+ bullets").finditer(text)) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Keywords to include - budget, timeline.", [keyword("budget"), keyword("timeline")]),
+    ("必须包含以下关键词（碳达峰、碳中和）。", [keyword("碳达峰"), keyword("碳中和")]),
+    ("关键词：碳中和", [keyword("碳中和")]),
+    ("关键词：创新和发展", [keyword("创新"), keyword("发展")]),
+])
+def test_keyword_lists_after_a_dash_or_in_parentheses(request_text, expected):
+    assert found(request_text) == expected

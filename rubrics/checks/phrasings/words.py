@@ -202,7 +202,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?P<bare>{_BARE_ONE}))", _instances),
     # labelled lists: "Keywords: a, b", "Banned words: 'x', 'y'"
     (rf"(?:^|(?<=[,，;；。.]))\s*(?:[-*•]\s*)?(?:required\s+)?(?:key\s*words?|keywords?|must-use\s+"
-     rf"words)\s*(?:\([^()\n]{{1,30}}\)\s*)?[:：]\s*(?:(?P<words>{_QUOTE_LIST})|"
+     rf"words)\s*(?:to\s+(?:include|use)\s*|\([^()\n]{{1,30}}\)\s*)?(?:[:：]|\s[-–—])\s*(?:"
+     rf"(?P<words>{_QUOTE_LIST})|"
      rf"(?P<bare>{_BARE_LIST}))", _used("use")),
     (rf"\b(?:forbidden|banned|prohibited|taboo|excluded|off-limits|blacklisted)\s+{_NOUN}\s*[:：]"
      rf"\s*(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid")),

@@ -34,17 +34,23 @@ _PARTS_AFTER = re.compile(r"\s*(?:等|这)?[两三四五六七八九十几\d]*�
 # how often, said after the words: "出现2次以上", "，次数不少于两次"
 _TIMES = (rf"(?:\s*[，,]?\s*(?:次数|出现次数|出现的次数)?\s*{_MUST}\s*(?P<q>{_ZH_Q})?\s*"
           rf"(?:出现|提到|提及|使用)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次(?P<post>以上)?)?")
+_LIST_NOUN = r"(?:关键词|关键字|词语|词汇)"
 # an unquoted word of a list after a colon
 _ITEM = r"[\u4e00-\u9fffA-Za-z0-9]{1,12}"
 _BARE_LIST = (rf"(?P<bare>{_ITEM}(?:\s*[、，,/]\s*{_ITEM}|\s*(?:和|及|与)\s*{_ITEM}){{0,9}})"
-              r"(?=\s*(?:[。；;！!（(\n]|$))")
+              r"(?=\s*(?:[。；;！!（()）\n]|$))")
 
 
 def _words(m: re.Match[str]) -> list[str]:
     groups = m.groupdict()
     if groups.get("words"):
         return quoted_words(groups["words"])
-    return [w for w in re.split(r"\s*(?:[、，,/]|和|及|与)\s*", groups.get("bare") or "") if w]
+    bare = groups.get("bare") or ""
+    if re.search(r"[、，,/]", bare):
+        return [w for w in re.split(r"\s*[、，,/]\s*", bare) if w]
+    parts = re.split(r"\s*(?:和|及|与)\s*", bare)
+    # "和" inside a word ("碳中和") is no separator: split only into words of two or more
+    return parts if all(len(w) >= 2 for w in parts) else [bare]
 
 
 def _used(polarity: str) -> Build:
@@ -92,7 +98,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"{_ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*"
      rf"(?P<n>{ZH_NUMBER})\s*次\s*(?P<words>{_QUOTE_LIST})", _used("use")),
     # an unquoted list after a colon: "使用以下关键词：创新、协作、共赢", "关键词：数字化、转型"
-    (rf"(?:{_USE}\s*)?(?:以下|如下)?(?:关键词|关键字|词语|词汇)\s*[：:]\s*{_BARE_LIST}",
+    (rf"(?:{_USE}\s*)?(?:以下|如下)?{_LIST_NOUN}\s*[：:]\s*{_BARE_LIST}", _used("use")),
+    (rf"(?:{_USE}\s*)?(?:以下|如下)?{_LIST_NOUN}\s*[（(]\s*{_BARE_LIST}\s*[）)](?!\s*[：:])",
      _used("use")),
     # hashtags with no quotes: "带上 #summer 和 #travel 两个 hashtag"
     (rf"(?<!结尾)(?<!末尾)(?<!最后)(?<!文末)(?:{_USE}|带上|\b(?:use|include|add)\b)\s*(?:the\s+)?"
