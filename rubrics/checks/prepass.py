@@ -69,7 +69,7 @@ from rubrics.checks.phrasings import (
     PART_OF,
     RULES,
 )
-from rubrics.checks.phrasings.asked import WORD_KINDS, not_asked
+from rubrics.checks.phrasings.asked import EACH_FREE_KINDS, not_asked
 from rubrics.checks.phrasings.whose import (
     INTRO_OUTRO,
     LENGTH_KINDS,
@@ -100,7 +100,7 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
         for match in pattern.finditer(text):
             each = per_item(text, match)
             for kind, params in build(match):
-                if each and kind not in WORD_KINDS:
+                if each and kind not in EACH_FREE_KINDS:
                     continue
                 params = _bounded_after(text, match, params)
                 if of_a_part(text, match, kind, several) or not_asked(text, match, kind, params):

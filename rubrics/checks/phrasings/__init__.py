@@ -130,13 +130,6 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
      rf"({EN_NUMBER})\s+times?", lambda m: _count(
          "letter_frequency", relation_of(m.group(2) or ""), to_int(m.group(3)),
          letter=m.group(1).lower())),
-    (r"\brespond\s+with\s+the\s+corresponding\s+output\s+fields[^\n]*", lambda m: [
-        ("field_marker", {"name": name}) for name in re.findall(
-            r"\[\[\s*##\s*(\w[\w ]*?)\s*##\s*\]\]", m.group(0))]),
-    (r"(?:starting|start|begin|beginning|ending|end)\s+with\s+the\s+(?:field|marker)(?:\s+for)?\s+"
-     r"`?\[\[\s*##\s*(\w[\w ]*?)\s*##\s*\]\]`?|\bthe\s+(?:field|marker)(?:\s+for)?\s+"
-     r"`?\[\[\s*##\s*(\w[\w ]*?)\s*##\s*\]\]`?", lambda m: [
-         ("field_marker", {"name": _First(m).group(1)})]),
     (r"\b(?:in|inside|within|between|enclosed\s+in|wrapped\s+in|wrap\s+[^.<\n]{0,40}?\s+in)\s+"
      r"(?:the\s+|an?\s+)?`?<([A-Za-z][\w-]{0,30})>`?(?:\s*(?:and|\.\.\.|…)?\s*`?</\1>`?)?"
      r"(?:\s+(?:xml\s+)?tags?)?", lambda m: [("xml_tag", {"tag": m.group(1)})]),
@@ -221,15 +214,5 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
 RULES: tuple[tuple[Matcher, Build], ...] = (
     *_OWN_RULES, *LANGUAGE_RULES, *CASE_RULES, *EDGE_RULES, *MARK_RULES, *WORD_RULES,
     *WORD_ZH_RULES, *LENGTH_RULES, *COUNTED_RULES)
-
-
-class _First:
-    """A match whose group(1) is the first group that matched (alternations that quote)."""
-
-    def __init__(self, match: re.Match[str]) -> None:
-        self._match = match
-
-    def group(self, _: int) -> str:
-        return next((g for g in self._match.groups() if g), "")
 
 __all__ = ["PART_OF", "RULES"]

@@ -15,7 +15,8 @@ from rubrics.checks.phrasings.whose import LENGTH_KINDS, SENTENCE_END, clause_be
 
 # the kinds a question about the topic names rather than asks for ("Why do people type in
 # all caps?", "Is it rude to skip commas?")
-TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted", "postscript", "json"})
+TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted", "postscript", "json",
+                         "field_marker"})
 _QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do|does|did)\b"
                        r"[^?\n]*\?\s*$", re.I)
 # "explain when a comma is not allowed": the words right before a match that make it the topic
@@ -88,6 +89,9 @@ _USERS_OWN = re.compile(r"\bI(?:\s+(?:just|already))?\s+(?:wrote|have\s+written|
 # kinds whose "each" is each word, not each part: "the words 'north' and 'south' at least once
 # each"
 WORD_KINDS = frozenset({"keyword", "forbidden_word", "letter_frequency"})
+# kinds an "each" near them never makes one part's: each word, or a marker every field keeps
+# ("begin each field with its marker, [[ ## title ## ]] ...")
+EACH_FREE_KINDS = WORD_KINDS | {"field_marker", "xml_tag"}
 
 
 def not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any]) -> bool:

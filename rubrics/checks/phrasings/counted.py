@@ -90,7 +90,7 @@ _PARAGRAPHS = (r"paragraphs?|paras\b|para\b|自然段|段落|段话|"
 _FAMILIES = {"bullet_count": _BULLETS, "heading_count": _HEADINGS,
              "placeholder_count": _PLACEHOLDERS, "paragraph_count": _PARAGRAPHS}
 # what a placeholder count without the word "placeholder" needs in its sentence
-_BRACKETS = re.compile(r"\[|square[\s-]*brackets?|方括号", re.I)
+_BRACKETS = re.compile(r"(?<!\[)\[(?![\[\s]*##)|square[\s-]*brackets?|方括号", re.I)
 # a heading named "标题" alone is the text's title unless markdown is in the sentence
 _MARKDOWN = re.compile(r"#|markdown", re.I)
 

@@ -22,8 +22,8 @@ LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}\s*[.)）、](?!\d)|[(（]\d{1,
 # labelled requirements in a row on one line ("Language: French. Length: about 100 words.",
 # "语言：法语；长度：不超过100个单词"): a length's label is the one of its own segment
 SEGMENT_BREAK = re.compile(r"[；;。]|\.\s")
-# "标题：", "- Opening:": a line's label, up to its first colon
-LINE_LABEL = re.compile(r"^([^：:\n]{1,16}?)\s*[：:]")
+# "标题：", "- Opening:", "- [[ ## headline ## ]]:": a line's label, up to its first colon
+LINE_LABEL = re.compile(r"^(\[\[[^\]\n]{1,40}\]\]|[^：:\n]{1,16}?)\s*[：:]")
 # "引言（", ", a body (": the text a part's name may sit in ends at one of these
 NAME_SEPARATOR = re.compile(r"[、：:；;，,]")
 # labels and names under which a length is still the response's: its length, the

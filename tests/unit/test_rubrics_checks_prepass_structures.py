@@ -1,0 +1,51 @@
+"""The pre-pass reads the kinds the out-of-source set showed weakest by their structure, not by
+sentence: a field marker wherever the request writes one, the whole answer in quotes however
+the marks and the whole are named, highlights as a count of marked spans, placeholders,
+closing lines, capitalised words, lowercase, the response's language, forbidden words and
+counts of paragraphs and headings stated as structure. Each family is tested on wordings of
+its own, and on content that looks like it."""
+
+from __future__ import annotations
+
+import pytest
+
+from rubrics.checks.prepass import prepass
+
+
+def found(request: str) -> list[tuple[str, dict]]:
+    return [(c.kind, c.params) for c in prepass(request)]
+
+
+def count(kind, relation, n, upper=None, **extra):
+    return (kind, {"relation": relation, "n": n, "upper": upper, **extra})
+
+
+def field(name):
+    return ("field_marker", {"name": name})
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Answer in this shape:\n[[ ## verdict ## ]]\ntrue or false\n[[ ## reason ## ]]\none line",
+     [field("verdict"), field("reason")]),
+    ("Begin every field with its marker: [[ ## name ## ]] for the product name.",
+     [field("name")]),
+    ("我的脚本会读取 [[ ## result ## ]] 这一行，请把答案写在它下面。", [field("result")]),
+    ("Your input fields are:\n1. `document` (str)\nYour output fields are:\n1. `summary` (str)"
+     "\n\n[[ ## document ## ]]\n{document}\n\n[[ ## summary ## ]]\n{summary}\n\n"
+     "[[ ## completed ## ]]", [field("summary"), field("completed")]),
+    ("[[ ## context ## ]]\nThe sky is blue.\n\nRespond with the corresponding output fields, "
+     "starting with the field `[[ ## answer ## ]]`, and then ending with the marker for "
+     "`[[ ## completed ## ]]`.", [field("answer"), field("completed")]),
+    ("List the two fields [[ ## city ## ]] and [[ ## country ## ]], 2 in all.",
+     [field("city"), field("country")]),
+])
+def test_a_field_marker_the_request_writes_is_kept(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Why does DSPy end every reply with [[ ## completed ## ]]?",
+    "Our prompt uses [[ ## input ## ]] markers and the parser chokes on them. Ideas?",
+])
+def test_a_marker_asked_about_or_in_the_users_own_template_is_no_check(request_text):
+    assert found(request_text) == []
