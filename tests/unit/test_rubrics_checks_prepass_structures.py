@@ -49,3 +49,27 @@ def test_a_field_marker_the_request_writes_is_kept(request_text, expected):
 ])
 def test_a_marker_asked_about_or_in_the_users_own_template_is_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text", [
+    "Quotation marks around the entire reply, please.",
+    "Open and close your answer with a double quote.",
+    "Format: enclosed in quotation marks. Topic: spring.",
+    "Put it in speech marks from start to finish.",
+    "请在整个回复的首尾加上引号。",
+    "全部回答都放到双引号里。",
+    "整段 reply 用 inverted commas 括起来。",
+])
+def test_the_whole_answer_in_quotes_however_marks_and_whole_are_named(request_text):
+    assert found(request_text) == [("quoted", {})]
+
+
+@pytest.mark.parametrize("request_text", [
+    "Don't put quotation marks around your answer.",
+    "Put quotation marks around the book titles in your answer.",
+    "Include a famous quote in your answer.",
+    "回答中引用的原话请用引号标出。",
+    "不要用引号把整个回答括起来。",
+])
+def test_quotes_of_a_part_an_example_or_negated_are_no_check(request_text):
+    assert found(request_text) == []

@@ -31,11 +31,18 @@ from rubrics.checks.phrasings.short import _NOT_RANGE_EN, zh_relation_of
 
 _I = re.I | re.S
 # --- the whole response in double quotes
-_QUOTES = (r"(?:a\s+(?:pair|set)\s+of\s+)?(?:double\s+)?(?:quotation\s+marks|quotes|quote\s+marks|"
-           r"quotation|inverted\s+commas)")
-_WHOLE = (r"(?:(?:your|the|this)\s+(?:(?:entire|whole|full|complete)\s+)?(?:response|answer|"
+_QUOTES = (r"(?:an?\s+(?:pair|set)\s+of\s+|an?\s+)?(?:opening\s+and\s+closing\s+)?(?:double[\s-]+)?"
+           r"(?:quotation\s+marks?|quotes|quote\s+marks?|quotation|inverted\s+commas|"
+           r"speech\s+marks|(?<=double )quote\b|(?<=double-)quote\b)")
+_WHOLE = (r"(?:(?:your|ur|the|this)\s+(?:(?:entire|whole|full|complete)\s+)?(?:response|answer|"
           r"reply|output|text|message|thing|piece)|everything(?:\s+you\s+(?:write|say))?|"
           r"it\s+all|all\s+of\s+it|it)")
+# the whole named by its ends: "from the first word to the last", "from start to finish"
+_END_TO_END = (r"(?:from\s+(?:the\s+)?(?:start|beginning|first\s+word)\s+to\s+(?:the\s+)?"
+               r"(?:finish|end|last(?:\s+word)?)|at\s+both\s+ends)")
+_NEGATED_EN = re.compile(r"\b(?:no|not|never|without)\b[^.;!?\n]{0,30}$|n['’]?t\s+(?:\w+\s+){0,3}$",
+                         re.I)
+_NEGATED_ZH = re.compile(r"(?:不要|不用|无需|不必|别|不需要|不能|勿)[^。；！？\n]{0,10}$")
 _WRAP_VERBS = (r"(?:wrap|enclose|put|place|surround|encase|frame|present|give|deliver|write|"
                r"return|quote)")
 _BE_WRAPPED = (r"(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:all\s+)?be|is|"
@@ -44,6 +51,23 @@ _BE_WRAPPED = (r"(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?
 _ZH_WHOLE = (r"(?:整个|整段|全部|整篇|所有)?\s*(?:回答|回复|答案|输出|内容|全文|文本|回应|"
              r"response|answer|reply|output)\s*")
 _ZH_WRAP = r"(?:括起来|包裹|包起来|包住|括住|引起来|包围|框起来)"
+# the whole answer said in full ("整段回复", "回复全文", "整个 answer"; not a bare "内容"), its
+# ends ("外面", "开头和结尾"), and the marks, in Chinese, as a pair or in English
+_ZH_ALL = (r"(?:(?:整个|整段|全部|整篇|所有|你的)\s*(?:回答|回复|答案|输出|文本|回应|内容|response|"
+           r"answer|reply|output)|(?:回答|回复|答案|输出|回应)(?:的)?(?:全文|全部内容)|全文|"
+           r"(?:回答|回复|答案|输出)(?=的?(?:外面|前后|两端|首尾|开头和结尾)))\s*")
+_ZH_ENDS = r"(?:的)?(?:外面|外侧|前后|两端|两边|首尾|开头和结尾|首尾两端)"
+_ZH_MODAL = r"(?:都|全部|均|请|需要|要|需|必须|应|须|应该|务必|一律|统一|一定要)*"
+_ZH_QUOTES = rf"(?:(?:英文)?(?:双)?引号|“”|\"\"|「」|{_QUOTES})"
+
+
+def _wrapped(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The whole response in quotes, unless the clause before negates it ("don't put quotes
+    around the answer", "不要用引号")."""
+    before = m.string[max(0, m.start() - 40):m.start()]
+    if _NEGATED_EN.search(before) or _NEGATED_ZH.search(before):
+        return []
+    return [("quoted", {})]
 # --- highlights
 _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|portions?|segments?|"
           r"bits?|pieces?\s+of\s+text|text\s+(?:parts|sections))")
@@ -123,18 +147,35 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (r"\[\[\s*##\s*(?P<name>\w[\w ]{0,38}?)\s*##\s*\]\]", _field),
     # the whole response in double quotes
     (rf"\b{_WRAP_VERBS}\s+{_WHOLE}\s+(?:(?:entirely|fully|completely)\s+)?(?:in|with|inside|"
-     rf"within|between|by|using)\s+{_QUOTES}", _flag("quoted")),
-    (rf"\b(?:put|place|add|use|have)\s+(?:a\s+pair\s+of\s+)?(?:double\s+)?(?:quotation\s+marks|"
-     rf"quotes|quote\s+marks)\s+(?:around|at\s+the\s+start\s+and\s+end\s+of)\s+{_WHOLE}\b",
-     _flag("quoted")),
+     rf"within|between|by|using)\s+{_QUOTES}", _wrapped),
+    # the marks around the whole, the verb optional: "speech marks around the whole response"
+    (rf"\b{_QUOTES}\s+(?:around|surrounding|(?:at|on)\s+(?:the\s+)?(?:start|beginning)\s+and\s+"
+     rf"(?:the\s+)?end\s+of|on\s+(?:both|either)\s+(?:ends|sides)\s+of)\s+{_WHOLE}\b", _wrapped),
+    # "start and end the answer with a double quote mark", "the whole thing is quoted"
+    (rf"\b(?:start|begin|open)\s+and\s+(?:end|close|finish)\s+{_WHOLE}\s+with\s+{_QUOTES}",
+     _wrapped),
+    (rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+be|is|be)\s+(?:entirely\s+|"
+     r"fully\s+)?quoted\b", _wrapped),
+    # a participle with the whole named by its ends or a label: "Format: wrapped in double
+    # quotes from the first word to the last"
+    (rf"\b(?:wrapped|enclosed|surrounded|placed|put)\s+(?:in|with|by|within|inside|between)\s+"
+     rf"{_QUOTES}\s+{_END_TO_END}", _wrapped),
+    (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:format|output|response|answer|reply)\s*[:：]\s*"
+     rf"(?:(?:all|entirely|fully)\s+)?(?:wrapped|enclosed|surrounded)\s+(?:in|with|by|within|"
+     rf"inside)\s+{_QUOTES}", _wrapped),
     (rf"\b{_WHOLE}\s+{_BE_WRAPPED}\s+(?:in|with|inside|within|between|by|using)\s+{_QUOTES}",
-     _flag("quoted")),
+     _wrapped),
     (r"\b(?:respond|reply|answer)\s+(?:(?:entirely|only)\s+)?(?:in|inside|within|between)\s+"
-     r"(?:double\s+)?(?:quotation\s+marks|quotes)", _flag("quoted")),
+     r"(?:double\s+)?(?:quotation\s+marks|quotes)", _wrapped),
     (rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均|请|需要|要|需|必须|应)*(?:用|使用|以|放在|放进|置于)(?:英文)?(?:双)?引号"
      rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:的)?(?:全部|整个|所有)?(?:内容)?(?:需要|需|要|必须|应|须)?(?:放在|置于)(?:一对)?(?:双)?"
      rf"引号(?:之中|之内|内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将|把){_ZH_WHOLE}{_ZH_WRAP}",
-     _flag("quoted")),
+     _wrapped),
+    # "整篇回答外面加上一对引号", "回答的开头和结尾都要加双引号", "整段回复要放进“”里", "整个
+    # answer 用 quotation marks 包住", "回复全文须以双引号开头并以双引号结尾"
+    (rf"{_ZH_ALL}{_ZH_ENDS}?{_ZH_MODAL}{_ZH_ENDS}?(?:用|使用|以|放在|放进|放到|置于|加上?|添加|套上|"
+     rf"带上)\s*(?:一对|一组)?\s*{_ZH_QUOTES}\s*(?:里|内|中|之中|{_ZH_WRAP}|(?:开头|开始)[^。；\n]{{0,8}}?"
+     rf"{_ZH_QUOTES}\s*(?:结尾|结束|收尾))?", _wrapped),
     # a <<title>>
     (r"double\s+ang(?:ul?ar|le)\s+brackets|<<\s*title\s*>>|\btitle\b[^.\n]{0,60}?<<|<<[^<>\n]{0,60}>>"
      r"[^.\n]{0,30}?\btitle\b", _flag("title")),
