@@ -73,3 +73,30 @@ def test_the_whole_answer_in_quotes_however_marks_and_whole_are_named(request_te
 ])
 def test_quotes_of_a_part_an_example_or_negated_are_no_check(request_text):
     assert found(request_text) == []
+
+
+def highlights(relation, n, upper=None):
+    return [count("highlight_count", relation, n, upper)]
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Use **double asterisks** to emphasize at least three dates.", highlights("at least", 3)),
+    ("Include 4 to 6 bolded terms.", highlights("between", 4, 6)),
+    ("Make the two key warnings stand out in bold.", highlights("at least", 2)),
+    ("Use 3 bold phrases.", highlights("at least", 3)),
+    ("请用粗体标注两处重要信息。", highlights("at least", 2)),
+    ("用 markdown 斜体强调 at least 2 句话。", highlights("at least", 2)),
+    ("最多 bold 三处 key points。", highlights("at most", 3)),
+])
+def test_highlights_as_a_count_of_spans_and_their_markup(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Highlight three benefits of cycling.",
+    "List 3 bold ideas for a startup.",
+    "What are the highlights of Berlin?",
+    "Write a short poem and make the title bold.",
+])
+def test_highlights_as_content_or_of_one_part_are_no_check(request_text):
+    assert found(request_text) == []

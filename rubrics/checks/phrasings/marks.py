@@ -74,24 +74,34 @@ _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|port
 _SOFT_NOUNS = r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?|things?|places?)"
 _MARKDOWN = re.compile(r"markdown|asterisk|\*|\bbold|\bitalic", re.I)
 _QN = rf"{_NOT_RANGE_EN}\b(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
+# a count or a range of spans: "2-3 bold phrases", "between two and four bolded terms"
+_QN_RANGE = (rf"{_NOT_RANGE_EN}\b(?:(?:between\s+)?(?P<low>{EN_NUMBER})\s*(?:-|–|to|or|and)\s*"
+             rf"(?P<upper>{EN_NUMBER})|(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})"
+             r"(?P<more>\s+or\s+more)?)")
+# what marks a span in markdown, named as a means: "*asterisks*", "**bold**", "粗体", "星号"
+_MARKUP = (r"(?:markdown(?:\s+(?:bold|italics?))?|\*{0,2}asterisks\*{0,2}|"
+           r"\*{1,2}[^*\n]{1,20}\*{1,2}|bold(?:face)?(?:\s+(?:text|font|type))?|italics?|highlighting|星号|粗体|斜体|加粗|高亮)")
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
 # what Chinese spans to highlight are called: "3个关键词", "两处重点"
 _ZH_SPANS = r"(?:关键词|关键字|词语?|重点|要点|句子?|短语|概念|术语|数据|信息|内容)"
 _ZH_MARK = r"(?:加粗|粗体|高亮|突出显示|标粗|斜体|标亮)"
+_ZH_UNIT = r"(?:个|处|条|项|句话?)"
 
 
 def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """How many spans in markdown; "N" alone means at least N (a floor on emphasis), the
     relation the request states otherwise."""
     groups = m.groupdict()
-    qualifier = groups.get("q") or ""
+    if groups.get("upper"):
+        return _count("highlight_count", "between", to_int(groups["low"]), to_int(groups["upper"]))
+    qualifier = groups.get("q") or groups.get("qe") or ""
     if groups.get("more"):
         relation = "at least"
     elif re.search(r"[\u4e00-\u9fff]", qualifier):
         relation = zh_relation_of(qualifier)
     else:
         relation = relation_of(qualifier) if qualifier else "at least"
-    if groups.get("soft"):
+    if groups.get("soft") or groups.get("any"):
         sentence = re.split(r"(?<=[.!?\n])\s", m.string[m.start():])[0]
         before = m.string[max(0, m.start() - 60):m.start()]
         if not _MARKDOWN.search(before + sentence) \
@@ -140,8 +150,9 @@ def _field(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 _HIGHLIGHT_VERBS = (r"(?:highlight(?:ing)?|bold(?:ing)?|boldface|embolden|italici[sz](?:e|ing)|"
                     r"(?:bold|italici[sz]e)\s+"
-                    r"(?:or|and|and/or)\s+(?:bold|italici[sz]e)|mark\s+up|use\s+markdown\s+to\s+"
-                    r"(?:highlight|emphasi[sz]e|bold|mark))")
+                    rf"(?:or|and|and/or)\s+(?:bold|italici[sz]e)|mark\s+up|use\s+{_MARKUP}\s+"
+                    r"(?:formatting\s+)?to\s+(?:highlight|emphasi[sz]e|bold|mark|italici[sz]e|flag|"
+                    r"call\s+out))")
 
 _RULES: tuple[tuple[str, Build], ...] = (
     (r"\[\[\s*##\s*(?P<name>\w[\w ]{0,38}?)\s*##\s*\]\]", _field),
@@ -191,7 +202,17 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+|\([^()\n]{{1,30}}\)\s*)?(?:the\s+)?"
      rf"{_QN}\s+(?:of\s+(?:the|your)\s+)?"
      r"(?:[\w-]+\s+){0,3}?"
-     rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b", _marked),
+     rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS})|(?P<any>[a-z][\w-]+))\b", _marked),
+    # a count of spans with their markup as an adjective: "2-3 bold phrases", "three
+    # italicized sentences", "at least 4 bolded key terms"
+    # ("3 bold ideas" are daring ones: "bold" needs a noun of text)
+    (rf"{_QN_RANGE}\s+(?:bolded|italic(?:i[sz]ed)?|highlighted|emphasi[sz]ed)\s+"
+     rf"(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS}|(?:key\s+)?(?:terms?|words?|facts?|"
+     r"names?|dates?|numbers?|figures?|takeaways?))\b", _marked),
+    (rf"{_QN_RANGE}\s+bold(?:face)?\s+(?:key\s+)?(?:{_NOUNS}|terms?|keywords?)\b", _marked),
+    # "make the three most important facts stand out in bold"
+    (rf"\bmake\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,4}}?(?:stand\s+out|pop)\s+(?:in|with|using)\s+"
+     r"(?:markdown\s+)?(?:bold|italics?|markdown|asterisks)\b", _marked),
     (rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
      rf"markdown\s+(?:bold|italics?|highlighting))\s+(?:for|on|to\s+(?:highlight|mark|"
      rf"emphasi[sz]e))\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b", _marked),
@@ -211,9 +232,13 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # "bold 至少两个 key terms"
     (rf"\b{_HIGHLIGHT_VERBS}\s+{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个?\s*(?:(?:[\w-]+\s+){{0,2}}?"
      rf"(?:{_NOUNS}|{_SOFT_NOUNS})|{_ZH_SPANS})", _marked),
-    # "用markdown突出两个重点"
-    (rf"(?:用|使用|以)\s*markdown\s*(?:格式)?\s*(?:加粗|高亮|突出|强调|标出|标注)(?:显示)?\s*{_ZH_Q}\s*"
-     rf"(?P<n>{ZH_NUMBER})\s*(?:个|处|条)", _marked),
+    # "用markdown突出两个重点", "用星号标出至少三个关键词", "用 **bold** 标出 3 个 selling points"
+    (rf"(?:用|使用|以|采用)\s*(?:markdown\s*(?:的)?\s*)?{_MARKUP}\s*(?:格式)?\s*(?:来)?\s*(?:加粗|高亮|突出|"
+     rf"强调|标出|标注|标记|标明)(?:显示)?\s*(?:{_ZH_Q}|(?P<qe>{_QUALIFIER_EN}))\s*(?P<n>{ZH_NUMBER}|"
+     rf"{EN_NUMBER})\s*{_ZH_UNIT}", _marked),
+    # "至少 highlight 两处 with markdown"
+    (rf"{_ZH_START}{_ZH_Q}\s*{_HIGHLIGHT_VERBS}\s*(?P<n>{ZH_NUMBER})\s*(?P<soft>{_ZH_UNIT})"
+     rf"(?:\s*(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b|\s*{_ZH_SPANS})?", _marked),
     # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
     (rf"\bhighlight\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)[^.;!?\n]{{1,50}}?\s+(?:with|using|"
      r"in)\s+markdown\b", _some_marked),
