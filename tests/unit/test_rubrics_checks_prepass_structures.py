@@ -100,3 +100,28 @@ def test_highlights_as_a_count_of_spans_and_their_markup(request_text, expected)
 ])
 def test_highlights_as_content_or_of_one_part_are_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Draft an offer letter with blanks like [Salary] that HR fills in.",
+     [count("placeholder_count", "at least", 1)]),
+    ("Use placeholders in square brackets for the client's details.",
+     [count("placeholder_count", "at least", 1)]),
+    ("请用方括号留出需要填写的地方。", [count("placeholder_count", "at least", 1)]),
+    ("A template with [blanks] — include at least 3 of those.",
+     [count("placeholder_count", "at least", 3)]),
+    ("写个模板，留 4 个空，用 [ ] 表示。", [count("placeholder_count", "exactly", 4)]),
+    ("模板中至少要有3个以上的占位符。", [count("placeholder_count", "at least", 3)]),
+])
+def test_placeholders_with_or_without_a_count(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Use two empty slots in the schedule for breaks.",
+    "What does [sic] mean in a quotation?",
+    "我有两个空瓶子，可以做什么手工？",
+    "Give me some placeholder text for a landing page.",
+])
+def test_placeholders_as_content_are_no_check(request_text):
+    assert found(request_text) == []

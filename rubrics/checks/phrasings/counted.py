@@ -84,7 +84,7 @@ _HEADINGS = (r"(?:(?:markdown|section|sub|level[\s-]?\d|h[1-6]|#{1,6})[\s-]*)*(?
 _PLACEHOLDERS = (r"\[(?:placeholders?|blanks?|fields?)\]|\[\s*\](?!\()|(?:\[?(?:bracketed|"
                  r"square[\s-]*bracket(?:ed)?)\]?\s+|\[[^\]\n]{1,30}\]\s*)?(?:placeholders?|(?:template\s+|fill[\s-]*in\s+|"
                  r"fillable\s+|editable\s+|blank\s+)?fields?|blanks?|slots?)|"
-                 r"占位符|填空|空格|空白处?|方括号")
+                 r"占位符|填空|空格|空白处?|方括号|(?<=[个处])空(?![调气间中白格])")
 _PARAGRAPHS = (r"paragraphs?|paras\b|para\b|自然段|段落|段话|"
                r"段(?![时距路旅经历故对视音录代论位子式])")
 _FAMILIES = {"bullet_count": _BULLETS, "heading_count": _HEADINGS,
@@ -218,8 +218,10 @@ def _family_rules() -> Iterator[tuple[str, str, Build]]:
                      rf"(?P<noun>{noun})(?:\s*(?:count|number|数量|数))?\s*[:：]\s*{_COUNT}"
                      r"(?!\s*(?:words?|字|sentences?))"), _counted(kind)
         # the noun, then its count in the same sentence: "..., at least five of them", "共4个"
-        yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^.!?。！？\n]{{0,60}}?[,，;；]\s*(?:and\s+)?"
-                     rf"(?:there\s+should\s+be\s+|(?:I|we)\s+(?:need|want|require)\s+|(?:一共|总共|共)\s*)?"
+        yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^.!?。！？\n]{{0,60}}?"
+                     r"(?:[,，;；]|\s?[—–]|\s-\s)\s*(?:and\s+)?(?:there\s+should\s+be\s+|(?:I|we)\s+(?:need|want|require)\s+|"
+                     r"(?:put\s+in|include|add|use|leave|give\s+me|make\s+it|have)\s+|"
+                     r"(?:一共|总共|共)\s*)?"
                      rf"{_COUNT}{_NOT_ITEMS}(?P<tail>\s*(?:个|处|"
                      r"条|项)|\s+(?:of\s+them|in\s+total|total|of\s+those))?"
                      r"(?=\s*[,.;!?，。；！）)\n]|\s*$)"), _counted(kind)

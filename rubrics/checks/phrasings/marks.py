@@ -195,9 +195,18 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: _count(
         "placeholder_count", "at least" if m.group("more") else relation_of(m.group("q") or ""),
         to_int(m.group("n")))),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)[^。；\n]{{0,12}}?"
-     r"占位符", lambda m: _count("placeholder_count", zh_relation_of(m.group("q") or ""),
-                              to_int(m.group("n")))),
+    (rf"{_ZH_START}{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)"
+     r"(?!以上|以内|以下|之内)[^。；\n]{0,12}?占位符", lambda m: _count(
+         "placeholder_count", zh_relation_of(m.group("q") or ""), to_int(m.group("n")))),
+    # placeholders with no count, shown by an example in brackets: "leave spots like [name]
+    # for me to fill in", "use placeholders in square brackets", "用方括号留出需要填写的地方"
+    (r"\b(?:leave|use|include|add|put\s+in|insert|keep|with)\s+(?:some\s+|a\s+few\s+|"
+     rf"a\s+couple\s+of\s+)?(?:(?!{EN_NUMBER}\b|{_QUALIFIER_EN})[\w-]+\s+)?(?:spots?|blanks?|gaps?|"
+     r"slots?|fields?|placeholders?|spaces?)\s+(?:(?:like|such\s+as|e\.g\.,?|for\s+\w+\s+like)"
+     r"\s*\(?\[|(?:in|with)\s+(?:square\s+)?brackets\b)",
+     lambda m: _count("placeholder_count", "at least", 1)),
+    (r"(?:用|以)\s*(?:方括号|\[\s*\])\s*(?:留出|留下|留|标出|标注|表示)[^。；\n]{0,8}?(?:填写|填入|填)",
+     lambda m: _count("placeholder_count", "at least", 1)),
     # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases"
     (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+|\([^()\n]{{1,30}}\)\s*)?(?:the\s+)?"
      rf"{_QN}\s+(?:of\s+(?:the|your)\s+)?"
