@@ -125,3 +125,33 @@ def test_placeholders_with_or_without_a_count(request_text, expected):
 ])
 def test_placeholders_as_content_are_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Explain why leaves fall, and finish with 'Autumn always returns.'",
+     [("ends_with", {"phrase": "Autumn always returns."})]),
+    ("The toast should be closed with the words \"To the happy couple!\"",
+     [("ends_with", {"phrase": "To the happy couple!"})]),
+    ("'That's all for today.' must be the final sentence.",
+     [("ends_with", {"phrase": "That's all for today."})]),
+    ("The very last thing in the email is the phrase 'Talk soon'.",
+     [("ends_with", {"phrase": "Talk soon"})]),
+    ("回答以“感谢您的阅读”这句话作为结束语。", [("ends_with", {"phrase": "感谢您的阅读"})]),
+    ("全文最后一句话请写成：下次见。", [("ends_with", {"phrase": "下次见。"})]),
+    ("开头第一句必须是：各位好。然后介绍活动安排。", [("starts_with", {"phrase": "各位好。"})]),
+    ("The story should be started with 'Once upon a time'.",
+     [("starts_with", {"phrase": "Once upon a time"})]),
+])
+def test_closing_and_opening_lines_in_passive_subject_and_chinese_structures(request_text,
+                                                                              expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "How does the movie end, and why does it end with a wedding?",
+    "Each paragraph should be ended with a question.",
+    "Each verse must be closed with the line 'Oh my love'.",
+    "故事的结尾是：主人公回到了家乡。请帮我续写中间部分。",
+])
+def test_endings_of_a_part_or_of_the_story_told_are_no_check(request_text):
+    assert found(request_text) == []

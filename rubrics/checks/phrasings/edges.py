@@ -43,7 +43,8 @@ _WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following
               r"sentence|line|words?|question|statement|greeting|sign[\s-]?off)\s*:?|(?:phrase|sentence|line|words?)\s*:|(?:phrase|sentence|"
               r"line)\s+(?=(?-i:[A-Z])))|\s*:)\s*")
 # a phrase asked of something the request asks about: "describe how the film ends with ..."
-_ABOUT = re.compile(r"\b(?:how|why|whether)\b[^.;!?\n]*$", re.I)
+# (only in its own clause: "tell me why octopuses are cool and wrap up with ..." asks for one)
+_ABOUT = re.compile(r"\b(?:how|why|whether)\b(?:(?!\b(?:and|but|then)\b)[^.;!?,\n])*$", re.I)
 # a part as the subject of the verb: "paragraph 2 must begin with", "the first must start with"
 _PART_SUBJECT = re.compile(
     r"\b(?:paragraphs?|stanzas?|verses?|sections?|sentences?|lines?|bullets?|items?|chapters?|"
@@ -52,9 +53,9 @@ _PART_SUBJECT = re.compile(
     r"ought\s+to|is\s+to|are\s+to|can)\s+(?:also\s+|all\s+)?)?$", re.I)
 # the first or last line as a subject: "the poem's final line", "the very last words of your
 # answer"
-_EDGE_NOUN = r"(?:line|sentence|words?|phrase|thing\s+you\s+(?:write|say))"
+_EDGE_NOUN = r"(?:line|sentence|words?|phrase|thing(?:\s+you\s+(?:write|say))?)"
 _OWNER = (r"(?:(?:the|your|its|my)\s+(?:[\w-]+'s\s+)?|[\w-]+'s\s+)?(?:very\s+)?")
-_OF_THE_WHOLE = (r"(?:\s+of\s+(?:your|the|this|my)\s+(?:(?:entire|whole)\s+)?(?!paragraph|"
+_OF_THE_WHOLE = (r"(?:\s+(?:of|in)\s+(?:your|the|this|my)\s+(?:(?:entire|whole)\s+)?(?!paragraph|"
                  r"stanza|verse|section|chapter|part|bullet)[\w-]+)?")
 _IS = (r"\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to|ought\s+to)\s+)?(?:be|is|"
        r"read|reads|say|says|go)(?:\s+(?:exactly|as\s+follows|verbatim|word\s+for\s+word))?\s*"
@@ -77,6 +78,13 @@ _ZH_Q = (r"(?P<phrase>[“\"「『‘'][^”\"」』’'\n]{1,80}[”\"」』’
 _ZH_ONE = r"(?:一句话?|这句话?|这样一句话?)\s*"
 _ZH_WHAT = r"(?:[一二两三四五六七八九十\d]*个?字|一词|一句话?|这句话|这几个字|几个字|等字)"
 _ZH_MUST = r"(?:必须|要|需要|需|请|应|应该|务必|一定要|得)?"
+# the last or first sentence named as a place: "作为最后一句", "作为开场白"
+_ZH_LAST = r"(?:全文|文章|回答|回复|正文)?(?:的)?(?:最后一句话?|最后一行|结束语|结尾语|结语|结尾句)"
+_ZH_FIRST = r"(?:全文|文章|回答|回复|正文)?(?:的)?(?:第一句话?|开头第一句话?|第一行|开场白|开头语)"
+# a phrase after a colon with no quotes, up to its sentence's end: "最后一句必须是：明天会更好。"
+_ZH_BARE = r"(?P<bare>[^\n“\"「‘'\s][^\n“\"「]{0,59}?(?:[。！？](?![”」])|(?=\n)|$))"
+# a passive verb of ending or opening: "is to be ended with", "should be opened with"
+_BE = r"(?:(?:should|must|is\s+to|are\s+to|has\s+to|needs\s+to|will|shall|to)\s+)?be\s+"
 
 
 def _edge(kind: str) -> Build:
@@ -102,6 +110,17 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # "end your reply with the exact sentence "..."", "finish with the line '...'"
     (rf"\b{_END_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("ends_with")),
     (rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with")),
+    # the passive: "The speech is to be ended with the words '...'"
+    (rf"\b{_BE}(?:ended|finished|concluded|closed|wrapped\s+up|signed\s+off|rounded\s+off|"
+     rf"capped\s+off)\s+{_WITH}{_QUOTED_PHRASE}", _edge("ends_with")),
+    (rf"\b{_BE}(?:started|begun|opened|commenced|kicked\s+off)\s+{_WITH}{_QUOTED_PHRASE}",
+     _edge("starts_with")),
+    # the phrase as the subject: "'See you soon' should be the last line"
+    (rf"{_QUOTED_PHRASE}\s+(?:should|must|has\s+to|needs\s+to|will|is\s+to)\s+be\s+(?:the|your)\s+"
+     rf"(?:very\s+)?(?:last|final|closing|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b",
+     _edge("ends_with")),
+    (rf"{_QUOTED_PHRASE}\s+(?:should|must|has\s+to|needs\s+to|will|is\s+to)\s+be\s+(?:the|your)\s+"
+     rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with")),
     # "Sign it 'Best, Jordan'"
     (rf"\bsign\s+(?:it|the\s+\w+|your\s+\w+)\s+(?:as\s+)?{_QUOTED_PHRASE}", _edge("ends_with")),
     # unquoted after a colon or "the exact phrase": "End it with the exact line: ..."
@@ -130,16 +149,18 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:first|opening)\s+{_EDGE_NOUN}\s*[:：]\s*"
      rf"{_QUOTED_PHRASE}", _edge("starts_with")),
     # Chinese: "以“…”结尾", "结尾必须是“…”", "最后一句话请写“…”", "用“…”开头"
-    (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来)?(?:结尾|结束|"
-     r"收尾|收束|落款)", _edge("ends_with")),
+    (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来|当作|当做)?(?:结尾|结束|"
+     rf"收尾|收束|落款|{_ZH_LAST})", _edge("ends_with")),
+    (rf"{_ZH_LAST}{_ZH_MUST}(?:是|为|写|写成)?\s*[：:]\s*{_ZH_BARE}", _edge("ends_with")),
+    (rf"{_ZH_FIRST}{_ZH_MUST}(?:是|为|写|写成)?\s*[：:]\s*{_ZH_BARE}", _edge("starts_with")),
     # "结尾加上 #hiring": a hashtag or Latin words with no quotes, up to the clause's end
     (r"(?:结尾|末尾|文末|最后)(?:处)?(?:请)?(?:加上|写上|附上|带上)\s*"
      r"(?P<bare>(?!P\.)[#@]?[A-Za-z][^，。；！？\n\"“”]{0,40}?)(?=\s*[，。；！？\n]|$)",
      _edge("ends_with")),
     (rf"(?:结尾|末尾|文末|最后|结束时|结尾处)(?:的)?(?:一句话?|一行|一段的最后一句)?{_ZH_MUST}"
      rf"(?:写上|加上|写|是|为|以|用)\s*[:：]?\s*{_ZH_Q}", _edge("ends_with")),
-    (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来)?(?:开头|开始|"
-     r"开篇|起笔)", _edge("starts_with")),
+    (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来|当作|当做)?(?:开头|开始|"
+     rf"开篇|起笔|{_ZH_FIRST})", _edge("starts_with")),
     (rf"(?:开头|开篇|第一句话?|开头第一句话?|开头的第一句话?){_ZH_MUST}(?:写上|写|是|为|以|用)"
      rf"\s*[:：]?\s*{_ZH_Q}", _edge("starts_with")),
 )
