@@ -155,3 +155,29 @@ def test_closing_and_opening_lines_in_passive_subject_and_chinese_structures(req
 ])
 def test_endings_of_a_part_or_of_the_story_told_are_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Capitalize at least two words for emphasis.", [count("capital_word_count", "at least", 2)]),
+    ("Between 3 and 5 words should appear in all caps.",
+     [count("capital_word_count", "between", 3, 5)]),
+    ("Up to two words can be typed in uppercase.", [count("capital_word_count", "at most", 2)]),
+    ("要有 at most 2 个全大写的单词。", [count("capital_word_count", "at most", 2)]),
+    ("Casing: lowercase.", [("lowercase", {})]),
+    ("Keep every letter in lowercase.", [("lowercase", {})]),
+    ("dont use any capital letters", [("lowercase", {})]),
+    ("Answer in one or two sentences.", [count("sentence_count", "between", 1, 2)]),
+])
+def test_case_and_capitalised_words_in_more_structures(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Capitalize the first word of every sentence.",
+    "Why is English title case capitalized so oddly?",
+    "Case: a customer dispute over a refund. Write the reply letter.",
+    "Teach me when to use capital letters.",
+    "What is the capital of Peru?",
+])
+def test_case_as_a_topic_or_of_one_part_is_no_check(request_text):
+    assert found(request_text) == []

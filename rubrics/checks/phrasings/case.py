@@ -65,15 +65,17 @@ def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     groups = m.groupdict()
     n = _times(m) if groups.get("t") else to_int(groups["n"]) if groups.get("n") else None
     if groups.get("upper"):
-        return _count("capital_word_count", "between", n, to_int(groups["upper"]))
+        low = to_int(groups.get("low") or groups["n"])
+        return _count("capital_word_count", "between", low, to_int(groups["upper"]))
     qualifier = groups.get("q") or ""
     relation = zh_relation_of(qualifier) if re.search(r"[\u4e00-\u9fff]", qualifier) \
         else times_relation(m)
     return _count("capital_word_count", relation, n)
 
 
-_QN = (rf"\b(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
-       r"less)|at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?")
+_QN = (rf"\b(?:(?:between\s+)?(?P<low>{EN_NUMBER})\s*(?:-|–|to|and|or)\s*(?P<upper>{EN_NUMBER})|"
+       rf"(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
+       r"less)|at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?)")
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
 _ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写|all[\s-]*caps)\s*(?:的)?(?:英文)?(?:单词|词)"
 _ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)?|"
@@ -86,22 +88,29 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\ball[\s-]+{_LOWER}{_NOT_CONTRASTED}|\b{_LOWER}\s+only\b|\bentirely\s+(?:in\s+)?{_LOWER}"
      rf"|\bonly\s+{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
     (r"\b(?:no|zero|without(?:\s+using)?(?:\s+any)?|not\s+(?:a\s+single|one|any)|(?:do\s+not|"
-     r"don['’]t|must\s+not|should\s+not|never|cannot|can['’]t)\s+(?:use|include|contain|have)\s+"
+     r"don['’]?t|must\s+not|should\s+not|never|cannot|can['’]?t)\s+(?:use|include|contain|have)\s+"
      r"(?:any\s+)?)\s*(?:capital\s+letters?|capitals|capitali[sz]ation|upper[\s-]*case\s+"
-     r"letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]t|never)\s+capitali[sz]e\s+(?:anything|"
+     r"letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|never)\s+capitali[sz]e\s+(?:anything|"
      r"any\s+(?:words?|letters?))\b", _whole("lowercase")),
     (rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?(?<!大)小写(?:字母|英文)?|(?:使用|用|采用)"
      r"(?:英文)?(?<!大)小写(?:字母)?(?:书写|回答|写|回复|作答)|(?:不要|不能|不得|禁止|避免|不许)"
      r"(?:使用|出现|用|有)?(?:任何)?大写字母", _whole("lowercase")),
     (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
      _whole("lowercase")),
-    # "keep all letters lowercase", "make everything uppercase"
-    (rf"\b(?:keep|make|have|set)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything|it\s+all|"
+    # "keep all letters lowercase", "keep every single letter lowercase", "make everything
+    # uppercase"
+    (rf"\b(?:keep|make|have|set)\s+(?:all\s+(?:of\s+)?(?:the\s+)?(?:letters|words|text|characters)|"
+     r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|everything|it\s+all|"
      rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?{_LOWER}"
      rf"{_NOT_CONTRASTED}", _whole("lowercase")),
     (rf"\b(?:keep|make|have|set)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything|it\s+all|"
      rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?"
      rf"(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}", _whole("uppercase")),
+    # a labelled case: "Case: lowercase throughout", "Capitalization: all caps"
+    (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)\s*[:：]\s*"
+     rf"(?:all\s+)?{_LOWER}", _whole("lowercase")),
+    (r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)\s*[:：]\s*"
+     r"(?:all\s+caps|all\s+capitals|(?:all\s+)?upper[\s-]*case)", _whole("uppercase")),
     # a terse sentence of its own: "Haiku. Lowercase. No commas."
     (r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+)?lower[\s-]*case(?:\s+only)?\s*(?=[.!;\n]|$)",
      _whole("lowercase")),
@@ -123,8 +132,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _whole("uppercase")),
     # how many words in capitals
     (rf"\b{_QN}\s+(?:\w+\s+){{0,2}}?words?\s+(?:(?:that|which)\s+(?:are|is)\s+)?(?:(?:should|must|"
-     r"need\s+to|needs\s+to|to|will)\s+(?:be\s+)?|(?:are|is)\s+)?(?:(?:written|typed|put|set|fully|"
-     r"entirely|completely)\s+)*(?:(?:in|using|with)\s+(?:all[\s-]+|full[\s-]+)?"
+     r"need\s+to|needs\s+to|have\s+to|has\s+to|to|will|may|can|shall|might|could)\s+(?:be\s+)?|"
+     r"(?:are|is)\s+)?(?:(?:written|typed|put|set|fully|entirely|completely|appear|show\s+up|"
+     r"occur)\s+)*(?:(?:in|using|with)\s+(?:all[\s-]+|full[\s-]+)?"
      rf"{_CAPS}|capitali[sz]ed|upper[\s-]*cased)", _capital_words),
     # "ALL-CAPS words: between 2 and 5", "capitalize every letter of at least two words"
     (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*(?:between\s+)?(?P<n>{EN_NUMBER})\s*(?:and|-|–|to)\s*"
@@ -133,7 +143,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:limit|cap|restrict|keep)\s+(?:the\s+(?:number|count)\s+of\s+)?{_ALL_CAPS_ADJ}\s+words\s+"
      rf"(?:to|at)\s+(?:just\s+|only\s+)?(?P<n>{EN_NUMBER})(?:\s+at\s+most)?\b",
      lambda m: _count("capital_word_count", "at most", to_int(m.group("n")))),
-    (rf"\bcapitali[sz]e\s+(?:every\s+letter\s+(?:of|in)\s+|(?:fully|entirely)\s+){_QN}\s+"
+    (rf"\bcapitali[sz]e\s+(?:every\s+letter\s+(?:of|in)\s+|(?:fully|entirely)\s+)?{_QN}\s+"
      r"(?:\w+\s+)?words\b", _capital_words),
     (rf"\b(?:use|write\s+in|put\s+in|type\s+in)\s+(?:all[\s-]+|full[\s-]+)?(?:caps|capitals|"
      rf"capital\s+letters|uppercase)\s+(?:for|on)\s+{_QN}\s+(?:\w+\s+)?words\b", _capital_words),
@@ -151,6 +161,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _capital_words),
     (rf"{_ZH_CAPS_WORD}\s*(?:的)?(?:数量|个数)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个",
      _capital_words),
+    (rf"\b(?P<q>{_QUALIFIER_EN})\s+(?P<n>{EN_NUMBER})\s*个\s*{_ZH_CAPS_WORD}", _capital_words),
     (rf"{_ZH_START}{_ZH_Q}\s*(?:要|需|需要|应|必须)?(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个\s*"
      rf"{_ZH_CAPS_WORD}",
      _capital_words),

@@ -98,7 +98,7 @@ _AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum(?
 _LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than"
 _QUALIFIER_EN = rf"{_AT_LEAST_EN}|{_MORE_THAN_EN}|{_AT_MOST_EN}|{_LESS_THAN_EN}|exactly"
 _ABOUT_EN = r"about|around|approximately|approx\.?|roughly|~|some"
-_DASH = r"\s*(?:-|–|—|~|～|to|and)\s*"
+_DASH = r"\s*(?:-|–|—|~|～|to|and|or)\s*"
 _N = rf"({EN_NUMBER})"
 
 def _count(kind: str, relation: str, n: int | None, upper: int | None = None,
