@@ -181,3 +181,30 @@ def test_case_and_capitalised_words_in_more_structures(request_text, expected):
 ])
 def test_case_as_a_topic_or_of_one_part_is_no_check(request_text):
     assert found(request_text) == []
+
+
+def language(code):
+    return ("language", {"language": code})
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Describe Lisbon in three sentences, em português.",
+     [count("sentence_count", "exactly", 3), language("pt")]),
+    ("Please respond in the official language of Brazil.", [language("pt")]),
+    ("Your caption must be written entirely in Dutch.", [language("nl")]),
+    ("介绍一下故宫，output 必须用 Japanese。", [language("ja")]),
+    ("Write a toast for my dad in Italian so the whole family understands.", [language("it")]),
+    ("Explain black holes, in Spanish please.", [language("es")]),
+])
+def test_the_responses_language_in_any_construction(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "How do you say 'thank you' en français?",
+    "What is the official language of Brazil?",
+    "My essay is in French; can you check the grammar?",
+    "She moved to Japan and now teaches in Japanese schools.",
+])
+def test_a_language_asked_about_or_describing_the_users_text_is_no_check(request_text):
+    assert found(request_text) == []

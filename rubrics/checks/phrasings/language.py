@@ -34,6 +34,26 @@ CODE_ZH = {
     "马拉雅拉姆语": "ml", "泰语": "th", "泰文": "th"}
 
 
+# the language named in itself: "auf Deutsch", "en español", "日本語で"
+CODE_NATIVE = {
+    "auf deutsch": "de", "en español": "es", "en espanol": "es", "en castellano": "es",
+    "en français": "fr", "en francais": "fr", "in italiano": "it", "em português": "pt",
+    "em portugues": "pt", "in het nederlands": "nl", "på svenska": "sv", "po polsku": "pl",
+    "по-русски": "ru", "на русском": "ru", "日本語で": "ja", "한국어로": "ko",
+    "auf englisch": "en", "en inglés": "en", "en ingles": "en", "en anglais": "en",
+    "in inglese": "en", "em inglês": "en"}
+# a country for the language spoken there: "in the language spoken in the Netherlands"
+CODE_COUNTRY = {
+    "germany": "de", "austria": "de", "france": "fr", "spain": "es", "mexico": "es",
+    "argentina": "es", "colombia": "es", "italy": "it", "japan": "ja", "korea": "ko",
+    "south korea": "ko", "russia": "ru", "portugal": "pt", "brazil": "pt", "the netherlands":
+    "nl", "netherlands": "nl", "holland": "nl", "sweden": "sv", "finland": "fi", "poland": "pl",
+    "turkey": "tr", "vietnam": "vi", "indonesia": "id", "ukraine": "uk", "bulgaria": "bg",
+    "greece": "el", "israel": "he", "iran": "fa", "pakistan": "ur", "thailand": "th",
+    "china": "zh", "taiwan": "zh", "england": "en", "the uk": "en", "the us": "en",
+    "the usa": "en", "australia": "en", "kenya": "sw", "tanzania": "sw"}
+
+
 def _alternation(names: object) -> str:
     return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))  # type: ignore[attr-defined]
 
@@ -73,8 +93,32 @@ _OBJECT_EN = (r"(?:me\s+|us\s+)?(?:a|an|one|some|the|your|this|that|my)\s+"
 
 def _code(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     lang = " ".join(m.group("lang").split())
-    code = CODE_EN.get(lang.lower()) or CODE_ZH.get(lang)
+    code = CODE_EN.get(lang.lower()) or CODE_ZH.get(lang) or CODE_NATIVE.get(lang.lower()) \
+        or CODE_COUNTRY.get(lang.lower())
     return [("language", {"language": code})] if code else []
+
+
+# a sentence asking what words mean or how to say them in a language: "how do you say 'hi' en
+# español?"
+_ABOUT_WORDS = re.compile(r"\b(?:mean|means|meaning|say|said|translate[sd]?|translation|"
+                          r"pronounce)\b[^.!?\n]*$|^[^.!?\n]*\?", re.I)
+
+
+def _native(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The language named in itself, unless its sentence asks about words in it."""
+    start = max(m.string.rfind(c, 0, m.start()) for c in ".!?\n") + 1
+    if _ABOUT_WORDS.search(m.string, start, m.start()) \
+            or _ABOUT_WORDS.match(m.string, m.end()):
+        return []
+    return _code(m)
+
+
+LANG_NATIVE = rf"(?P<lang>{_alternation(CODE_NATIVE)})"
+LANG_COUNTRY = rf"(?P<lang>{_alternation(CODE_COUNTRY)})"
+# the text a request asks for, as the subject of "should be in": "the summary", "your note"
+_TEXT_EN = (r"(?:summary|note|letter|email|e-mail|poem|story|essay|post|caption|description|"
+            r"speech|report|article|review|bio|toast|message|script|recipe|explanation|"
+            r"translation|document|paragraph|piece|copy|invitation|announcement|haiku|song)")
 
 
 _RULES: tuple[tuple[str, Build], ...] = (
@@ -119,13 +163,30 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # a terse sentence of its own: "Spanish only."
     (rf"(?:^|(?<=[.!?;:]\s)|(?<=[\n(，。；：]))\s*{LANG_EN}\s+only\s*(?=[.!,;)\n，。；]|$|\s+please\b)",
      _code),
-    (rf"(?:回答|回复|作答|输出|全文)(?:请|需|要|必须|都|全部|均)*(?:使用|用|以)\s*{LANG_EN}\b",
+    (rf"(?:回答|回复|作答|输出|全文|\b(?:answer|response|reply|output)\s*)(?:请|需|要|必须|都|全部|均)*"
+     rf"(?:使用|用|以)\s*{LANG_EN}\b",
      _code),
     (rf"(?<=[，、；：（])\s*in\s+{LANG_EN}\s*(?=[，。；、）]|$)", _code),
+    # the language named in itself: "auf Deutsch bitte", "en español por favor"
+    (rf"(?<![\w-]){LANG_NATIVE}(?![\w-])", _native),
+    # a country for its language: "in the language spoken in the Netherlands", "in the
+    # official language of Brazil"
+    (rf"\b(?:in|using)\s+the\s+(?:(?:official|main|national|native|local)\s+)?language\s+"
+     rf"(?:(?:spoken|used)\s+)?(?:in|of)\s+(?:the\s+)?{LANG_COUNTRY}\b", _code),
+    # the text asked for as a subject with a modal: "The summary is to be written in Portuguese"
+    (rf"\b(?:the|your|this)\s+(?:(?:entire|whole|full|complete|final)\s+)?{_TEXT_EN}\s+(?:should|"
+     rf"must|shall|will|has\s+to|needs?\s+to|is\s+to|are\s+to|ought\s+to)\s+(?:only\s+)?be\s+"
+     rf"(?:(?:written|composed|given|delivered|provided|presented|done|kept)\s+)?{_WHOLLY_EN}"
+     rf"(?:in|using)\s+(?:the\s+)?{LANG_EN}{_END_EN}", _code),
+    # a language alone in a clause after a comma, or in a terse sentence: "..., in French
+    # please.", "In Italian, thanks."
+    (rf"(?:^|(?<=[,.!?;:]\s)|(?<=[,\n]))\s*(?:all\s+|only\s+)?in\s+{LANG_EN}(?:\s+only)?\s*,?\s*"
+     r"(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;\n]|$)", _code),
     # "write a short poem in French", "tell me a joke in German"
     (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"
      rf"(?:the\s+)?{LANG_EN}(?:\s+language)?"
-     r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining)\b))", _code),
+     r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining|so|"
+     r"because|since|to|with|but|if|when|using|instead)\b))", _code),
     # Chinese: "回答必须全部使用英文", "请用德语回答", "全文请使用日语", "以西班牙语作答"
     (rf"(?:回答|回复|作答|输出|全文|答案|正文|内容|全部内容|整篇|文章|回应)(?:时|请|需|需要|要|必须|"
      rf"一律|应|应该|应当|均|都|全部|全|完全|只|仅|统一|务必)*(?:使用|用|以|采用)\s*{LANG_ZH}",
