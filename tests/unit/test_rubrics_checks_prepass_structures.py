@@ -208,3 +208,23 @@ def test_the_responses_language_in_any_construction(request_text, expected):
 ])
 def test_a_language_asked_about_or_describing_the_users_text_is_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, word", [
+    ("Cut out the word 'just' completely.", "just"),
+    ("Your essay should not contain the word \"utilize\".", "utilize"),
+    ("Write it without the phrase 'at the end of the day'.", "at the end of the day"),
+    ("Don't let the word 'basically' slip in.", "basically"),
+    ("Keep 'honestly' out of the reply.", "honestly"),
+    ("Do you think you could write a story without the word 'the'?", "the"),
+])
+def test_forbidden_words_in_more_structures(request_text, word):
+    assert found(request_text) == [("forbidden_word", {"word": word})]
+
+
+@pytest.mark.parametrize("request_text", [
+    "In the game, players must never say the word 'red'.",
+    "Why do editors cut out the word 'very'?",
+])
+def test_words_someone_else_avoids_or_asked_about_are_no_check(request_text):
+    assert found(request_text) == []

@@ -19,6 +19,9 @@ TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted", "posts
                          "field_marker"})
 _QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do|does|did)\b"
                        r"[^?\n]*\?\s*$", re.I)
+# a question asking about words ("Why do editors cut out the word 'very'?"); one opening with
+# do, can or is may be a request ("Do you think you could write it without the word 'the'?")
+_WH_QUESTION = re.compile(r"\s*(?:why|what|when|where|who|which|whose|how)\b[^?\n]*\?\s*$", re.I)
 # "explain when a comma is not allowed": the words right before a match that make it the topic
 _TOPIC_BEFORE = re.compile(
     r"\b(?:when|why|whether|where|how)\s+(?:an?\s+|the\s+|to\s+(?:\w+\s+)?)?$", re.I)
@@ -52,6 +55,12 @@ def _in_a_form_question(text: str, match: re.Match[str]) -> bool:
     end = SENTENCE_END.search(text, match.end())
     sentence = clause_before(text, match.start()) + text[match.start():end.end() if end else None]
     return bool(_FORM_QUESTION.fullmatch(sentence))
+
+
+def _in_a_wh_question(text: str, match: re.Match[str]) -> bool:
+    end = SENTENCE_END.search(text, match.end())
+    sentence = clause_before(text, match.start()) + text[match.start():end.end() if end else None]
+    return bool(_WH_QUESTION.fullmatch(sentence))
 
 
 def _in_a_question(text: str, match: re.Match[str]) -> bool:
@@ -100,6 +109,8 @@ def not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any]
                                                  match.start()):
         return True
     if kind in TOPIC_KINDS and _in_a_question(text, match):
+        return True
+    if kind in WORD_KINDS and _in_a_wh_question(text, match):
         return True
     return "relation" in params and (_in_advice_question(text, match)
                                      or _in_a_form_question(text, match)

@@ -159,14 +159,22 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:work|weave|slip|throw)\s+in)\s+(?P<words>{_QUOTE_LIST})\s+(?:somewhere\s+)?"
      r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
      r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use")),
-    (rf"(?P<neg>\b(?:do\s+not|don['’]?t|never|must\s+not|mustn['’]?t|should\s+not|shouldn['’]?t|cannot|"
-     rf"can['’]t|please\s+don['’]t))\s+(?:ever\s+)?(?:use|say|write|mention|include)\s+"
+    (rf"(?P<neg>\b(?:do\s+not|don['’]?t|never|(?:must|should|may|can|will|shall)\s*(?:not|never)|"
+     rf"mustn['’]?t|shouldn['’]?t|cannot|can['’]?t|won['’]?t|please\s+don['’]?t))\s+(?:ever\s+)?"
+     rf"(?:use|say|write|mention|include|contain|feature|have)\s+(?:the\s+{_NOUN}\s*)?"
      rf"(?P<words>{_QUOTE_LIST})", _used("use")),
+    # keeping words out: "keep the word 'guarantee' out of it", "without the word 'very'",
+    # "don't let the word 'basically' appear"
+    (rf"\b(?:keep|leave)\s+(?:the\s+{_NOUN}\s*)?(?P<words>{_QUOTE_LIST})\s+out\b", _used("forbid")),
+    (rf"\bwithout\s+(?:any\s+)?(?:the\s+)?{_NOUN}\s*(?P<words>{_QUOTE_LIST})", _used("forbid")),
+    (rf"\b(?:do\s+not|don['’]?t|never)\s+let\s+(?:the\s+{_NOUN}\s*)?(?P<words>{_QUOTE_LIST})\s+"
+     r"(?:appear|show\s+up|slip\s+in|sneak\s+in|in)\b", _used("forbid")),
     (rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
      rf"(?P<words>{_QUOTE_LIST})", _used("forbid")),
     # verbs that forbid by themselves: "avoid the words 'very' and 'really'", "exclude ..."
     (rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban|skip|steer\s+clear\s+of|"
-     rf"refrain\s+from|stay\s+away\s+from)\s+(?:(?:using|saying|mentioning|writing|including|"
+     rf"refrain\s+from|stay\s+away\s+from|leave\s+out|cut\s+out|keep\s+out|eliminate|"
+     rf"do\s+without|stay\s+clear\s+of)\s+(?:(?:using|saying|mentioning|writing|including|"
      rf"the\s+use\s+of)\s+)?(?:(?:the|any|these|all)\s+(?:of\s+the\s+)?)?(?:{_NOUN}\s*:?\s*"
      r"(?:(?:like|such\s+as)\s+)?)?"
      rf"(?P<words>{_QUOTE_LIST})", _used("forbid")),
