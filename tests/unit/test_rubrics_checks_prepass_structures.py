@@ -228,3 +228,33 @@ def test_forbidden_words_in_more_structures(request_text, word):
 ])
 def test_words_someone_else_avoids_or_asked_about_are_no_check(request_text):
     assert found(request_text) == []
+
+
+def paragraphs(relation, n, upper=None, divider=None):
+    return count("paragraph_count", relation, n, upper, divider=divider)
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("3 paras tops, what's the best way to learn guitar", [paragraphs("at most", 3)]),
+    ("Three sentences are required. Topic: the moon.", [count("sentence_count", "exactly", 3)]),
+    ("Layout: 4 paragraphs. Topic: tea.", [paragraphs("exactly", 4)]),
+    ("字数不限，段落控制在5段以内。", [paragraphs("at most", 5)]),
+    ("Arrange the guide under five markdown headings.", [count("heading_count", "exactly", 5)]),
+    ("Write it in 3 sections, each with its own ## heading.",
+     [count("section_count", "exactly", 3, marker=None), count("heading_count", "exactly", 3)]),
+    ("分为三个部分，每部分都要有小标题。",
+     [count("section_count", "exactly", 3, marker=None), count("heading_count", "exactly", 3)]),
+    ("Requirements:\n- numbered list\n- 6 steps\nTask: brewing coffee",
+     [count("numbered_count", "exactly", 6)]),
+])
+def test_counts_of_parts_stated_as_structure(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Write a note to the 3 departments, each with its own manager.",
+    "How many paragraphs should a blog post have?",
+    "Requirements:\n- numbered list\nTask: brewing coffee in 6 easy moves",
+])
+def test_parts_that_are_content_or_asked_about_are_no_check(request_text):
+    assert found(request_text) == []

@@ -29,8 +29,8 @@ def compile_rules(rules: Iterable[tuple[Any, ...]],
 
 # gates of rules that open with an optional number or qualifier, and how far they reach
 WORDS_GATE = (r"\bwords?\b", (80, 60))
-UNITS_GATE = (r"paragraph|sentence|section|bullet|heading|placeholder|\bparts?\b|chapter|numbered",
-              (80, 60))
+UNITS_GATE = (r"paragraph|\bparas?\b|sentence|section|bullet|heading|placeholder|\bparts?\b|"
+              r"chapter|numbered", (80, 60))
 
 
 class _Gate:
@@ -158,7 +158,7 @@ _UNITS_EN = {
     "part": "section_count", "chapter": "section_count",
 }
 _UNIT_EN = r"(highlighted\s+sections?|bullet\s+points?|bullets?|numbered\s+(?:items?|points?)|" \
-           r"paragraphs?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
+           r"paragraphs?|paras?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
 
 
 # words between a count and its unit: "three main parts", "4 separate sections"
@@ -175,8 +175,15 @@ def _unit_extra(kind: str) -> dict[str, Any]:
     return {"paragraph_count": {"divider": None}, "section_count": {"marker": None}}.get(kind, {})
 
 
+# "organize it under four headers": "under" is where things go, not a bound
+_FILED_UNDER = re.compile(r"\b(?:organi[sz]e|group|arrange|sort|file|put|place|structure|"
+                          r"divide|split|break)\w*\s+(?:[\w'-]+\s+){0,3}?$", re.I)
+
+
 def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     relation = relation_of(m.group(1) or "")
+    if (m.group(1) or "").lower() == "under" and _FILED_UNDER.search(m.string, 0, m.start()):
+        relation = "exactly"
     kind = _unit_kind(m.group(3))
     return _count(kind, relation, to_int(m.group(2)), **_unit_extra(kind))
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
 from rubrics.checks.phrasings.common import (
+    _FILED_UNDER,
     _QUALIFIER_EN,
     _ZH_AT_LEAST,
     _ZH_AT_MOST,
@@ -63,9 +64,6 @@ _RANGE_BEFORE = re.compile(r"(?:[-–—~/\d]\s*|\b(?:to|or|and)\s+)$", re.I)
 # a count right after a part of a song or poem is that part's: "主歌至少2段"
 _SONG_PART = re.compile(r"(?:歌|诗|词|曲|台词|对白|verses?|stanzas?|choruse?s?)\s*$", re.I)
 _EACH = re.compile(r"每|\b(?:each|every|per)\b", re.I)
-# "organize it under four headers": "under" is where things go, not a bound
-_FILED_UNDER = re.compile(r"\b(?:organi[sz]e|group|arrange|sort|file|put|place|structure|"
-                          r"divide|split|break)\w*\s+(?:[\w'-]+\s+){0,3}?$", re.I)
 
 # what opens a Chinese count of paragraphs with no qualifier: a verb of dividing or writing, a
 # bound, or the start of a clause
@@ -125,7 +123,8 @@ def _relation(m: re.Match[str], default: str) -> tuple[str, int | None, int | No
         return "between", to_int(groups["n"]), to_int(groups["n2"])
     n = to_int(groups.get("n1") or "")
     qualifier = " ".join((groups.get("q") or "").split())
-    post = " ".join((groups.get("post") or groups.get("post2") or "").lower().split())
+    post = " ".join((groups.get("post") or groups.get("post2") or groups.get("post3")
+                     or "").lower().split())
     if qualifier.lower() == "under" and _FILED_UNDER.search(m.string, 0, m.start()):
         return default, n, None
     if qualifier:
@@ -211,7 +210,8 @@ def _family_rules() -> Iterator[tuple[str, str, Build]]:
         # a count before the noun: "at least 5 subheadings", "3个以上的小标题"
         yield noun, (rf"(?<![第每#A-Za-z]){_COUNT}{_NOT_ITEMS}\s*(?:个|条|处|项)?"
                      rf"(?P<post2>以上|以内|以下)?\s*(?:的\s*)?(?:[\w-]+\s+)?"
-                     rf"(?P<noun>{noun})(?![A-Za-z-])(?P<long>\s+long\b)?"), \
+                     rf"(?P<noun>{noun})(?![A-Za-z-])(?P<long>\s+long\b)?"
+                     r"(?P<post3>以内|以下|之内|以上)?"), \
             _counted(kind, bare_english_paragraphs=False)
         # a labelled count: "Headings: 2-4", "Paragraph count: 2", "Placeholders: at least 3"
         yield noun, (rf"(?:^|(?<=[.;,，；。：:]))\s*(?:[-*•]\s*)?(?:(?:number|count)\s+of\s+)?"
@@ -278,6 +278,12 @@ def _style_rules() -> Iterator[tuple[str, str, Build]]:
                       rf"{_COUNT}{_NOT_ITEMS}{_ITEM}"):
             yield style, (rf"(?P<noun>{style})(?![A-Za-z-])[^!?。！？\n]{{0,40}}?[.;?!]\s+"
                           rf"{after}"), _counted(kind)
+        # a spec list's items, one the style and the next its size: "1. bullet list\n2. seven
+        # items"
+        yield style, (rf"(?P<noun>{style})(?![A-Za-z-])(?:\s+list)?\s*[.;]?[ \t]*\n\s*"
+                      rf"(?:\d{{1,2}}[.)、]|[-*•])?\s*{_COUNT}{_NOT_ITEMS}{_ITEM}"
+                      r"(?=\s*[.;]?[ \t]*(?:\n|$))"), \
+            _counted(kind)
     # a count before a style adjective: "3 to 5 numbered installation steps"
     for kind, adjective in (("bullet_count", r"bullet(?:ed)?"), ("numbered_count", r"numbered")):
         yield rf"\b{adjective}\b", (rf"(?<![第每A-Za-z]){_COUNT}{_NOT_ITEMS}\s+"

@@ -83,6 +83,28 @@ def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count("section_count", "exactly", to_int(m.group("n")), marker=m.group("marker"))
 
 
+def _headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """N parts, each under a heading of its own: N headings ("one heading per subsection, 2
+    subsections", "分为四个部分，每部分用二级标题")."""
+    return _count("heading_count", "exactly", to_int(m.group("n")))
+
+
+_PARTS_EN = r"(?:sub)?sections?|parts?|topics?|chapters?|segments?"
+# the parts "each" is said of, right before it: "in at least 3 parts, each ..."
+_PARTS_BEFORE = re.compile(rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:"
+                           rf"{_PART_ADJECTIVE_EN}\s+)?(?:{_PARTS_EN})\s*,?\s+$", re.I)
+
+
+def _each_headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """"4 sections, each with a ## heading": as many headings as the parts before "each" (the
+    parts' own count stays a check of its own)."""
+    parts = _PARTS_BEFORE.search(m.string, max(0, m.start() - 60), m.start())
+    if not parts:
+        return []
+    relation = relation_of(parts.group("q")) if parts.group("q") else "exactly"
+    return _count("heading_count", relation, to_int(parts.group("n")))
+_HEADING_EN = (r"(?:markdown\s+|#{1,6}\s+|h[1-6]\s+|level[\s-]\w+\s+|section\s+)?(?:sub)?"
+               r"(?:heading|header)")
 _ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})"
 _ZH_WORD = r"\s*个?(?:英文|英语)?(?:单词|词)(?![语汇组典])"
 # "SECTION X" stands for SECTION 1, SECTION 2...; "Day 1, Day 2 and Day 3" names them
@@ -126,7 +148,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{_NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
      rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections|bullet\s+points|"
      r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
-     r"max(?:imum)?|with|in\s+total|long)\b))", _opening_count),
+     r"max(?:imum)?|with|in\s+total|long|(?:are|is)\s+(?:expected|required|needed|wanted|"
+     r"preferred|ideal)|(?:should|must|shall|will)\s+be)\b))", _opening_count),
     # a labelled word count: "Word count: at least 500", "Word count: 300"
     (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{_QUALIFIER_EN})\s*)?{_N}(?![\d,])(?!\s*(?:-|–|to)\s*\d)",
      _labelled),
@@ -146,6 +169,15 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
      r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
      r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked),
+    # N parts, each under a heading of its own
+    (r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"
+     rf"(?:starting|opening|beginning)\s+with|headed\s+by|introduced\s+by)\s+(?:a|an|one|its\s+own)"
+     rf"\s+{_HEADING_EN}", _each_headed),
+    (rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for\s+each|for\s+every)\s+(?P<unit>(?:sub)?section|"
+     rf"part|topic|chapter)\s*[,;]\s*(?P<n>{EN_NUMBER})\s+(?P=unit)s?\b", _headed),
+    (rf"(?P<n>{ZH_NUMBER})\s*个?\s*{_ZH_SECTIONS}\s*[，,]?\s*每(?:个|一)?\s*{_ZH_SECTIONS}?\s*(?:都|均)?"
+     r"(?:要|需|需要|须|请|应)?\s*(?:用|有|加|配|设|带|使用)\s*(?:一个)?\s*(?:markdown|md)?\s*"
+     r"(?:[一二三]级|小|#{1,6}\s*)?标题", _headed),
     # in Chinese or both: "分 3 个 sections，每个 section 以 'Part 1' 开头", "分为四部分，每部分以
     # “Day 1”开头"
     (rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})[^\n。]{{0,60}}?"

@@ -31,7 +31,8 @@ NAME_SEPARATOR = re.compile(r"[、：:；;，,]")
 WHOLE_LABEL = re.compile(
     r"字数|篇幅|长度|要求|规范|格式|注意|备注|提示|任务|全文|全篇|整体|总(?:字数|长度|篇幅|体)|"
     r"内容|正文|主体|\blength\b|\bword\s*count\b|\bwords\b|\bsize\b|\brequirements?\b|\bformat\b|\bnote\b|"
-    r"\binstructions?\b|\btask\b|\btotal\b|\boverall\b|\bcontent\b|\bbody\b", re.I)
+    r"\binstructions?\b|\btask\b|\btotal\b|\boverall\b|\bcontent\b|\bbody\b|结构|形式|"
+    r"\bstructure\b|\blayout\b|\bshape\b|\bform\b|\borgani[sz]ation\b", re.I)
 # "全文", "in total": a length said to be the total is the response's however it is placed
 TOTAL = re.compile(r"总(?:字数|长度|篇幅|计|共)|全文|全篇|整篇|合计|共计|一共|"
                    r"\b(?:total|overall|altogether|combined|in\s+all)\b", re.I)
