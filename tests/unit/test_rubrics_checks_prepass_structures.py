@@ -258,3 +258,39 @@ def test_counts_of_parts_stated_as_structure(request_text, expected):
 ])
 def test_parts_that_are_content_or_asked_about_are_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("the entire output goes in double quotes", [("quoted", {})]),
+    ("Your response must begin and end with a quotation mark.", [("quoted", {})]),
+    ("用双引号包住整个回答。", [("quoted", {})]),
+    ("Use *asterisks* to highlight key points.", highlights("at least", 1)),
+    ("用星号标出关键词。", highlights("at least", 1)),
+    ("Please include at least two *highlighted sections*.", highlights("at least", 2)),
+    ("Close out the email with \"Best, Dana\".", [("ends_with", {"phrase": "Best, Dana"})]),
+    ("结尾要写：祝好。", [("ends_with", {"phrase": "祝好。"})]),
+    ("Respond in Deutsch.", [language("de")]),
+    ("Answer in Español, please.", [language("es")]),
+    ("Language: fr", [language("fr")]),
+    ("I need this in French.", [language("fr")]),
+    ("Make the whole reply Spanish.", [language("es")]),
+    ("Make sure 'synergy' doesn't appear anywhere.", [("forbidden_word", {"word": "synergy"})]),
+    ("Make sure 'synergy' doesn't appear more than twice.",
+     [count("keyword", "at most", 2, word="synergy")]),
+])
+def test_the_same_families_in_the_words_of_other_writers(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Write a story about a girl who never uses capital letters.",
+    "Summarize the highlights of the 2024 Olympics.",
+    "Why is German grammar so hard?",
+    "What does the ## symbol mean in markdown?",
+    "在markdown里怎么加粗文字？",
+    "What's the difference between inverted commas and speech marks?",
+    "Language: a bridge between cultures. Write an essay on that theme.",
+    "请用markdown标出标题。",
+])
+def test_content_in_the_words_of_other_writers_is_no_check(request_text):
+    assert found(request_text) == []

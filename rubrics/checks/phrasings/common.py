@@ -157,8 +157,8 @@ _UNITS_EN = {
     "numbered item": "numbered_count", "numbered point": "numbered_count",
     "part": "section_count", "chapter": "section_count",
 }
-_UNIT_EN = r"(highlighted\s+sections?|bullet\s+points?|bullets?|numbered\s+(?:items?|points?)|" \
-           r"paragraphs?|paras?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
+_UNIT_EN = r"(\*{0,2}highlighted\s+sections?|bullet\s+points?|bullets?|" \
+           r"numbered\s+(?:items?|points?)|paragraphs?|paras?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
 
 
 # words between a count and its unit: "three main parts", "4 separate sections"
@@ -166,7 +166,7 @@ _PART_ADJECTIVE_EN = r"(?:separate|distinct|short|markdown|main|major|key|core|p
 
 
 def _unit_kind(word: str) -> str:
-    base = " ".join(word.lower().split()).rstrip("s")
+    base = " ".join(word.lower().strip("*").split()).rstrip("s")
     return _UNITS_EN.get(base, _UNITS_EN.get(base.rstrip("s"), "paragraph_count"))
 
 

@@ -108,7 +108,8 @@ def _edge(kind: str) -> Build:
 
 _RULES: tuple[tuple[str, Build], ...] = (
     # "end your reply with the exact sentence "..."", "finish with the line '...'"
-    (rf"\b{_END_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("ends_with")),
+    (rf"\b{_END_VERBS}\s+{_PARTICLE}{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}",
+     _edge("ends_with")),
     (rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with")),
     # the passive: "The speech is to be ended with the words '...'"
     (rf"\b{_BE}(?:ended|finished|concluded|closed|wrapped\s+up|signed\s+off|rounded\s+off|"
@@ -152,6 +153,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来|当作|当做)?(?:结尾|结束|"
      rf"收尾|收束|落款|{_ZH_LAST})", _edge("ends_with")),
     (rf"{_ZH_LAST}{_ZH_MUST}(?:是|为|写|写成)?\s*[：:]\s*{_ZH_BARE}", _edge("ends_with")),
+    (rf"(?:结尾|末尾|文末|最后)(?:处)?{_ZH_MUST}(?:写上|写|加上|附上)\s*[：:]\s*{_ZH_BARE}",
+     _edge("ends_with")),
     (rf"{_ZH_FIRST}{_ZH_MUST}(?:是|为|写|写成)?\s*[：:]\s*{_ZH_BARE}", _edge("starts_with")),
     # "结尾加上 #hiring": a hashtag or Latin words with no quotes, up to the clause's end
     (r"(?:结尾|末尾|文末|最后)(?:处)?(?:请)?(?:加上|写上|附上|带上)\s*"

@@ -19,7 +19,13 @@ _I = re.I | re.S
 
 _ALIASES_EN = {"farsi": "fa", "bangla": "bn", "mandarin": "zh", "mandarin chinese": "zh",
                "simplified chinese": "zh", "traditional chinese": "zh", "brazilian portuguese":
-               "pt", "bahasa indonesia": "id", "kiswahili": "sw"}
+               "pt", "bahasa indonesia": "id", "kiswahili": "sw",
+               # the languages' own names: "respond in Deutsch", "answer in Español"
+               "deutsch": "de", "español": "es", "espanol": "es", "français": "fr",
+               "francais": "fr", "italiano": "it", "português": "pt", "portugues": "pt",
+               "nederlands": "nl", "svenska": "sv", "suomi": "fi", "polski": "pl", "türkçe": "tr",
+               "turkce": "tr", "tiếng việt": "vi", "русский": "ru", "українська": "uk",
+               "ελληνικά": "el", "日本語": "ja", "한국어": "ko", "हिन्दी": "hi"}
 CODE_EN = {**{name.lower(): code for code, name in NAMES.items()}, **_ALIASES_EN}
 CODE_ZH = {
     "英文": "en", "英语": "en", "中文": "zh", "汉语": "zh", "简体中文": "zh", "普通话": "zh",
@@ -167,6 +173,16 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:使用|用|以)\s*{LANG_EN}\b",
      _code),
     (rf"(?<=[，、；：（])\s*in\s+{LANG_EN}\s*(?=[，。；、）]|$)", _code),
+    # an ISO code on a labelled line: "Language: fr", "locale=pt-BR"
+    (r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:output\s+|response\s+|reply\s+)?(?:language|lang|locale)"
+     r"\s*[:=：]\s*(?P<lang>[a-z]{2})(?:[-_][a-z]{2})?(?=\s*(?:[.;,\n]|$))",
+     lambda m: [("language", {"language": m.group("lang").lower()})]
+     if m.group("lang").lower() in NAMES else []),
+    # wanting the text in a language: "I need this in French", "can I get it in Polish?"
+    (rf"\b(?:I\s+(?:need|want|would\s+like|['’]d\s+like)|can\s+I\s+(?:get|have))\s+(?:it|this|that|"
+     r"everything|the\s+(?:\w+\s+)?(?:answer|response|reply|text|summary|whole\s+thing))\s+"
+     rf"(?:written\s+)?(?:all\s+)?in\s+{LANG_EN}{_END_EN}", _code),
+    (rf"\bmake\s+{_RESPONSE_EN}\s+(?:all\s+|entirely\s+)?{LANG_EN}\s*(?=[.!;,\n]|$)", _code),
     # the language named in itself: "auf Deutsch bitte", "en español por favor"
     (rf"(?<![\w-]){LANG_NATIVE}(?![\w-])", _native),
     # a country for its language: "in the language spoken in the Netherlands", "in the

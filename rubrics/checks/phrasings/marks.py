@@ -45,9 +45,10 @@ _NEGATED_EN = re.compile(r"\b(?:no|not|never|without)\b[^.;!?\n]{0,30}$|n['’]?
 _NEGATED_ZH = re.compile(r"(?:不要|不用|无需|不必|别|不需要|不能|勿)[^。；！？\n]{0,10}$")
 _WRAP_VERBS = (r"(?:wrap|enclose|put|place|surround|encase|frame|present|give|deliver|write|"
                r"return|quote)")
-_BE_WRAPPED = (r"(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:all\s+)?be|is|"
+_BE_WRAPPED = (r"(?:(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:all\s+)?be|is|"
                r"be|are)\s+(?:(?:entirely|fully|completely|all)\s+)?(?:wrapped|enclosed|"
-               r"surrounded|put|placed|contained|framed|written|given)")
+               r"surrounded|put|placed|contained|framed|written|given)|(?:(?:should|must|will)\s+)?"
+               r"(?:go|goes|sit|sits))")
 _ZH_WHOLE = (r"(?:整个|整段|全部|整篇|所有)?\s*(?:回答|回复|答案|输出|内容|全文|文本|回应|"
              r"response|answer|reply|output)\s*")
 _ZH_WRAP = r"(?:括起来|包裹|包起来|包住|括住|引起来|包围|框起来)"
@@ -162,7 +163,10 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # the marks around the whole, the verb optional: "speech marks around the whole response"
     (rf"\b{_QUOTES}\s+(?:around|surrounding|(?:at|on)\s+(?:the\s+)?(?:start|beginning)\s+and\s+"
      rf"(?:the\s+)?end\s+of|on\s+(?:both|either)\s+(?:ends|sides)\s+of)\s+{_WHOLE}\b", _wrapped),
-    # "start and end the answer with a double quote mark", "the whole thing is quoted"
+    # "start and end the answer with a double quote mark", "your response must begin and end
+    # with a quotation mark", "the whole thing is quoted"
+    (rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+)?(?:both\s+)?(?:start|begin|"
+     rf"open)s?\s+and\s+(?:end|close|finish)(?:e?s)?\s+with\s+{_QUOTES}", _wrapped),
     (rf"\b(?:start|begin|open)\s+and\s+(?:end|close|finish)\s+{_WHOLE}\s+with\s+{_QUOTES}",
      _wrapped),
     (rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+be|is|be)\s+(?:entirely\s+|"
@@ -181,6 +185,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均|请|需要|要|需|必须|应)*(?:用|使用|以|放在|放进|置于)(?:英文)?(?:双)?引号"
      rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:的)?(?:全部|整个|所有)?(?:内容)?(?:需要|需|要|必须|应|须)?(?:放在|置于)(?:一对)?(?:双)?"
      rf"引号(?:之中|之内|内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将|把){_ZH_WHOLE}{_ZH_WRAP}",
+     _wrapped),
+    (rf"(?:用|使用|以){_ZH_QUOTES}\s*(?:包住|括住|包裹|括起|包起|框住|圈住)(?:来)?\s*{_ZH_ALL}",
      _wrapped),
     # "整篇回答外面加上一对引号", "回答的开头和结尾都要加双引号", "整段回复要放进“”里", "整个
     # answer 用 quotation marks 包住", "回复全文须以双引号开头并以双引号结尾"
@@ -251,7 +257,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
     (rf"\bhighlight\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)[^.;!?\n]{{1,50}}?\s+(?:with|using|"
      r"in)\s+markdown\b", _some_marked),
-    (rf"\b(?:use|using)\s+markdown\s+to\s+(?:highlight|bold|emphasi[sz]e)\s+(?!(?:{_QUALIFIER_EN})"
+    (rf"\b(?:use|using)\s+{_MARKUP}\s+to\s+(?:highlight|bold|emphasi[sz]e)\s+(?!(?:{_QUALIFIER_EN})"
      rf"\s)(?!{EN_NUMBER}\b)", _some_marked),
     (r"\b(?:bold|boldface)\s+(?:the\s+)?(?:key|important|main|core)\s+(?:points?|information|"
      r"content|terms?|words?|phrases?|facts?|details?|ideas?|concepts?)\b|\b(?:key|important|"
@@ -260,6 +266,10 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # "bold the thesis statement", "italicize the book titles": one thing set in markdown
     (r"(?:^|(?<=[.;:!?,]\s)|(?<=\n))\s*(?:and\s+)?(?:bold|boldface|embolden|italici[sz]e)\s+(?:the|all|"
      r"any|each|every|your)\s+(?!(?:whole|entire)\b)[a-z]+", _some_marked),
+    # "用星号标出关键词": a markup named (not markdown alone, which may be headings), no count
+    (rf"(?:用|使用|以|采用)\s*(?:markdown\s*(?:的)?\s*)?(?!markdown){_MARKUP}\s*(?:格式)?\s*(?:来)?\s*"
+     rf"(?:标出|标注|标记|突出|强调)(?!\s*(?:{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*(?:{ZH_NUMBER}|{EN_NUMBER}))",
+     _some_marked),
     # Chinese: "用markdown加粗至少3个关键词", "至少突出显示两个部分", "重点信息加粗"
     (rf"{_ZH_MARK}(?:显示|标出|标注|强调)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)",
      _marked),

@@ -110,6 +110,15 @@ def _instances(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
             for check in _count("keyword", relation, to_int(m.group("n")), word=w)]
 
 
+def _not_over(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A negated bound on how often a word appears: "'x' doesn't appear more than twice" is at
+    most 2, "not fewer than 3 times" at least 3."""
+    relation = {"more than": "at most", "less than": "at least"}.get(times_relation(m))
+    n = _times(m)
+    return [check for w in _words_of(m) for check in _count("keyword", relation, n, word=w)] \
+        if relation else []
+
+
 def _second(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """A word and its count after a first one's in the same sentence ("'cinnamon' appears at
     least once and 'nutmeg' at least twice"): a keyword when the first was one."""
@@ -201,6 +210,13 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:(?:should|"
      r"must|may|can|is\s+to|are\s+to)\s*(?:not|n['’]t)|(?:does|do)\s*(?:not|n['’]t)|never)\s+(?:ever\s+)?"
      rf"(?:{_APPEAR}|be\s+(?:said|written|mentioned|included|present))", _used("forbid")),
+    (rf"(?P<words>{_QUOTE_LIST})\s+(?:(?:should|must|may|can|will|shall|does|do)\s*(?:not|n['’]?t)|"
+     r"doesnt|dont|never|won['’]?t)\s+(?:ever\s+)?(?:appear|show\s+up|come\s+up|occur|be\s+used)\s+"
+     rf"{_TIMES_EN}", _not_over),
+    (rf"(?P<words>{_QUOTE_LIST})\s+(?:(?:should|must|may|can|will|shall|does|do)\s*(?:not|n['’]?t)|"
+     r"doesnt|dont|never|won['’]?t)\s+(?:ever\s+)?(?:appear|show\s+up|come\s+up|occur|be\s+(?:used|"
+     r"said|written|mentioned|included))\b(?!\s+(?:more|less|fewer|over|under|at\s+(?:most|least)|"
+     r"\d|once|twice))", _used("forbid")),
     (rf"(?:\b(?:the\s+)?{_NOUN}\s+)?(?P<words>{_QUOTE_LIST})\s+(?:is|are)\s+(?:strictly\s+)?"
      r"(?:forbidden|banned|not\s+allowed|prohibited|off[\s-]limits|taboo|not\s+permitted)",
      _used("forbid")),
