@@ -294,3 +294,14 @@ def test_the_same_families_in_the_words_of_other_writers(request_text, expected)
 ])
 def test_content_in_the_words_of_other_writers_is_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Compose the letter in formal Japanese.", [language("ja")]),
+    ("Answer me in plain English.", [language("en")]),
+    ("Make 'Goodnight, moon.' the final sentence.",
+     [("ends_with", {"phrase": "Goodnight, moon."})]),
+])
+def test_a_register_before_the_language_and_the_phrase_made_the_last_line(request_text,
+                                                                          expected):
+    assert found(request_text) == expected

@@ -122,6 +122,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _edge("ends_with")),
     (rf"{_QUOTED_PHRASE}\s+(?:should|must|has\s+to|needs\s+to|will|is\s+to)\s+be\s+(?:the|your)\s+"
      rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with")),
+    # "Make 'Goodnight, moon.' the final sentence"
+    (rf"\bmake\s+{_QUOTED_PHRASE}\s+(?:the|your)\s+(?:very\s+)?(?:last|final|closing|concluding)\s+"
+     rf"{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("ends_with")),
+    (rf"\bmake\s+{_QUOTED_PHRASE}\s+(?:the|your)\s+(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}"
+     rf"{_OF_THE_WHOLE}\b", _edge("starts_with")),
     # "Sign it 'Best, Jordan'"
     (rf"\bsign\s+(?:it|the\s+\w+|your\s+\w+)\s+(?:as\s+)?{_QUOTED_PHRASE}", _edge("ends_with")),
     # unquoted after a colon or "the exact phrase": "End it with the exact line: ..."

@@ -67,6 +67,9 @@ def _alternation(names: object) -> str:
 LANGUAGE_NAMES = _alternation(CODE_EN)
 LANG_EN = rf"(?P<lang>{LANGUAGE_NAMES})"
 LANG_ZH = rf"(?P<lang>{_alternation(CODE_ZH)})"
+# a register before the language's name: "in plain English", "in formal Japanese"
+_REGISTER = (r"(?:(?:plain|simple|formal|informal|polite|casual|fluent|proper|standard|basic|easy|"
+             r"modern|good|correct|clear|natural|everyday|colloquial)\s+)?")
 # after the language's name: the end of the requirement, never a noun it qualifies ("in French
 # schools", "in German cities")
 _END_EN = (r"(?:\s+(?:language|only|exclusively|throughout|entirely|please|pls|plz|as\s+well)\b|"
@@ -129,15 +132,16 @@ _TEXT_EN = (r"(?:summary|note|letter|email|e-mail|poem|story|essay|post|caption|
 
 _RULES: tuple[tuple[str, Build], ...] = (
     # "your entire response should be in French", "everything you write is in Russian"
-    (rf"\b{_RESPONSE_EN}\s+{_BE_EN}{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{LANG_EN}{_END_EN}",
+    (rf"\b{_RESPONSE_EN}\s+{_BE_EN}{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}{_END_EN}",
      _code),
     # "answer in German", "respond only in Italian", "responding exclusively in Arabic"
     (rf"\b{_ANSWER_EN}\s+(?:(?:to\s+)?(?:me|us|this|it|the\s+following|(?:the|my|this)\s+"
-     rf"(?:question|request|prompt|query))\s+)?{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{LANG_EN}"
+     rf"(?:question|request|prompt|query))\s+)?{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}"
      rf"{_END_EN}", _code),
     # "a memo composed entirely in French": a participle with a word of wholeness
     (rf"\b(?:written|composed|drafted|delivered|given|presented|phrased)\s+(?:entirely|only|"
-     rf"exclusively|solely|wholly|fully|completely|purely|all)\s+in\s+{LANG_EN}{_END_EN}", _code),
+     rf"exclusively|solely|wholly|fully|completely|purely|all)\s+in\s+{_REGISTER}{LANG_EN}{_END_EN}",
+     _code),
     # "use Portuguese for the whole thing", "only use Italian in your reply", "using only Korean"
     (rf"\b(?:use|using)\s+{_WHOLLY_EN}{LANG_EN}\s+(?:only\b|throughout\b|exclusively\b|"
      rf"for\s+(?:the\s+whole\s+thing|everything|all\s+of\s+it|(?:your|the)\s+(?:entire\s+|"
@@ -160,9 +164,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _code),
     # "do the whole thing in German", "I'd like the answer written in Italian"
     (rf"\b(?:do|put)\s+(?:it|this|everything|it\s+all|all\s+of\s+it|the\s+whole\s+thing)\s+"
-     rf"{_WHOLLY_EN}in\s+{LANG_EN}{_END_EN}", _code),
+     rf"{_WHOLLY_EN}in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code),
     (rf"\b{_RESPONSE_EN}\s+(?:(?:to\s+)?be\s+)?(?:written|composed|given|delivered|done|provided)\s+"
-     rf"{_WHOLLY_EN}in\s+{LANG_EN}{_END_EN}", _code),
+     rf"{_WHOLLY_EN}in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code),
     # both languages at once: "Reply in 日语 please", "回复用 Spanish", "，in English，"
     (rf"\b{_ANSWER_EN}\s+{_WHOLLY_EN}(?:in|using|用|使用)\s*{LANG_ZH}", _code),
     (rf"\b(?:use|using)\s+{LANG_ZH}", _code),
@@ -181,7 +185,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # wanting the text in a language: "I need this in French", "can I get it in Polish?"
     (rf"\b(?:I\s+(?:need|want|would\s+like|['’]d\s+like)|can\s+I\s+(?:get|have))\s+(?:it|this|that|"
      r"everything|the\s+(?:\w+\s+)?(?:answer|response|reply|text|summary|whole\s+thing))\s+"
-     rf"(?:written\s+)?(?:all\s+)?in\s+{LANG_EN}{_END_EN}", _code),
+     rf"(?:written\s+)?(?:all\s+)?in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code),
     (rf"\bmake\s+{_RESPONSE_EN}\s+(?:all\s+|entirely\s+)?{LANG_EN}\s*(?=[.!;,\n]|$)", _code),
     # the language named in itself: "auf Deutsch bitte", "en español por favor"
     (rf"(?<![\w-]){LANG_NATIVE}(?![\w-])", _native),
@@ -193,14 +197,14 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:the|your|this)\s+(?:(?:entire|whole|full|complete|final)\s+)?{_TEXT_EN}\s+(?:should|"
      rf"must|shall|will|has\s+to|needs?\s+to|is\s+to|are\s+to|ought\s+to)\s+(?:only\s+)?be\s+"
      rf"(?:(?:written|composed|given|delivered|provided|presented|done|kept)\s+)?{_WHOLLY_EN}"
-     rf"(?:in|using)\s+(?:the\s+)?{LANG_EN}{_END_EN}", _code),
+     rf"(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}{_END_EN}", _code),
     # a language alone in a clause after a comma, or in a terse sentence: "..., in French
     # please.", "In Italian, thanks."
     (rf"(?:^|(?<=[,.!?;:]\s)|(?<=[,\n]))\s*(?:all\s+|only\s+)?in\s+{LANG_EN}(?:\s+only)?\s*,?\s*"
      r"(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;\n]|$)", _code),
     # "write a short poem in French", "tell me a joke in German"
     (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"
-     rf"(?:the\s+)?{LANG_EN}(?:\s+language)?"
+     rf"(?:the\s+)?{_REGISTER}{LANG_EN}(?:\s+language)?"
      r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining|so|"
      r"because|since|to|with|but|if|when|using|instead)\b))", _code),
     # Chinese: "回答必须全部使用英文", "请用德语回答", "全文请使用日语", "以西班牙语作答"
