@@ -305,3 +305,14 @@ def test_content_in_the_words_of_other_writers_is_no_check(request_text):
 def test_a_register_before_the_language_and_the_phrase_made_the_last_line(request_text,
                                                                           expected):
     assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("帮我写个 caption，全部 lowercase。", [("lowercase", {})]),
+    ("用 English 回答，不要用大写。", [language("en"), ("lowercase", {})]),
+    ("这篇英文文章的结尾是“See you”，帮我分析一下。", []),
+    ("My essay ends with 'The end.' Please proofread it.", []),
+    ("请解释一下什么是全大写字母。", []),
+])
+def test_lowercase_in_mixed_wordings_and_a_given_texts_ending(request_text, expected):
+    assert found(request_text) == expected

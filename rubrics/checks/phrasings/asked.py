@@ -19,12 +19,17 @@ TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted", "posts
                          "field_marker"})
 _QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do|does|did)\b"
                        r"[^?\n]*\?\s*$", re.I)
+# the kinds of a phrase the text opens or closes with: a given text's ("这篇英文文章的结尾是
+# “See you”，帮我分析一下") is no requirement
+EDGE_KINDS = frozenset({"starts_with", "ends_with"})
 # a question asking about words ("Why do editors cut out the word 'very'?"); one opening with
 # do, can or is may be a request ("Do you think you could write it without the word 'the'?")
 _WH_QUESTION = re.compile(r"\s*(?:why|what|when|where|who|which|whose|how)\b[^?\n]*\?\s*$", re.I)
-# "explain when a comma is not allowed": the words right before a match that make it the topic
+# "explain when a comma is not allowed", "请解释一下什么是全大写字母": the words right before a
+# match that make it the topic
 _TOPIC_BEFORE = re.compile(
-    r"\b(?:when|why|whether|where|how)\s+(?:an?\s+|the\s+|to\s+(?:\w+\s+)?)?$", re.I)
+    r"\b(?:when|why|whether|where|how)\s+(?:an?\s+|the\s+|to\s+(?:\w+\s+)?)?$|"
+    r"(?:什么是|何谓|何为|什么叫)\s*$", re.I)
 
 
 # a Chinese question about the topic: "为什么人们用 ALL CAPS？"
@@ -111,6 +116,8 @@ def not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any]
     if kind in TOPIC_KINDS and _in_a_question(text, match):
         return True
     if kind in WORD_KINDS and _in_a_wh_question(text, match):
+        return True
+    if kind in EDGE_KINDS and _about_a_given_text(text, match):
         return True
     return "relation" in params and (_in_advice_question(text, match)
                                      or _in_a_form_question(text, match)

@@ -92,9 +92,10 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"(?:any\s+)?)\s*(?:capital\s+letters?|capitals|capitali[sz]ation|upper[\s-]*case\s+"
      r"letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|never)\s+capitali[sz]e\s+(?:anything|"
      r"any\s+(?:words?|letters?))\b", _whole("lowercase")),
-    (rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?(?<!大)小写(?:字母|英文)?|(?:使用|用|采用)"
-     r"(?:英文)?(?<!大)小写(?:字母)?(?:书写|回答|写|回复|作答)|(?:不要|不能|不得|禁止|避免|不许)"
-     r"(?:使用|出现|用|有)?(?:任何)?大写字母", _whole("lowercase")),
+    (rf"{_ZH_WHOLE}\s*(?:使用|用|采用|以|为|是)?\s*(?:英文)?(?:(?<!大)小写(?:字母|英文)?|"
+     r"lower[\s-]*case\b)|(?:使用|用|采用)(?:英文)?(?<!大)小写(?:字母)?(?:书写|回答|写|回复|作答)|"
+     r"(?:不要|不能|不得|禁止|避免|不许)(?:使用|出现|用|有)?(?:任何)?大写(?:字母)?(?!的?(?:英文)?(?:单词|词))",
+     _whole("lowercase")),
     (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
      _whole("lowercase")),
     # "keep all letters lowercase", "keep every single letter lowercase", "make everything

@@ -177,6 +177,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:使用|用|以)\s*{LANG_EN}\b",
      _code),
     (rf"(?<=[，、；：（])\s*in\s+{LANG_EN}\s*(?=[，。；、）]|$)", _code),
+    (rf"(?:用|使用|以|采用)\s*{LANG_EN}\s*(?:来)?(?:写|撰写|回答|回复|作答|书写|输出)", _code),
     # an ISO code on a labelled line: "Language: fr", "locale=pt-BR"
     (r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:output\s+|response\s+|reply\s+)?(?:language|lang|locale)"
      r"\s*[:=：]\s*(?P<lang>[a-z]{2})(?:[-_][a-z]{2})?(?=\s*(?:[.;,\n]|$))",
