@@ -316,3 +316,13 @@ def test_a_register_before_the_language_and_the_phrase_made_the_last_line(reques
 ])
 def test_lowercase_in_mixed_wordings_and_a_given_texts_ending(request_text, expected):
     assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Ensure the response is written in its entirety in Spanish.", [language("es")]),
+    ("Give it a title in double angular brackets, and the whole thing should be in double "
+     "quotes.", [("title", {}), ("quoted", {})]),
+    ("The dialogue should be in quotes, the narration not.", []),
+])
+def test_formal_paraphrases_of_the_whole(request_text, expected):
+    assert found(request_text) == expected

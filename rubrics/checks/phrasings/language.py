@@ -78,7 +78,7 @@ _END_EN = (r"(?:\s+(?:language|only|exclusively|throughout|entirely|please|pls|p
            r"explaining|telling|giving)\b)))")
 # how completely: "entirely", "only", "100%"
 _WHOLLY_EN = (r"(?:(?:entirely|only|exclusively|solely|wholly|fully|completely|purely|all|"
-              r"strictly|100%)\s+)?")
+              r"strictly|100%|in\s+(?:its|their)\s+entirety|in\s+full)\s+)?")
 # the response as a subject: "your entire response", "the whole reply", "everything you write"
 _RESPONSE_EN = (r"(?:(?:your|the|this|my|our)\s+(?:(?:entire|whole|full|complete|final|"
                 r"written|)\s*)(?:response|answer|reply|output|text|message|submission)s?|"

@@ -48,7 +48,8 @@ _WRAP_VERBS = (r"(?:wrap|enclose|put|place|surround|encase|frame|present|give|de
 _BE_WRAPPED = (r"(?:(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:all\s+)?be|is|"
                r"be|are)\s+(?:(?:entirely|fully|completely|all)\s+)?(?:wrapped|enclosed|"
                r"surrounded|put|placed|contained|framed|written|given)|(?:(?:should|must|will)\s+)?"
-               r"(?:go|goes|sit|sits))")
+               r"(?:go|goes|sit|sits)|(?:should|must|shall|will|has\s+to|needs?\s+to)\s+"
+               r"(?:all\s+|entirely\s+|fully\s+)?be)")
 _ZH_WHOLE = (r"(?:整个|整段|全部|整篇|所有)?\s*(?:回答|回复|答案|输出|内容|全文|文本|回应|"
              r"response|answer|reply|output)\s*")
 _ZH_WRAP = r"(?:括起来|包裹|包起来|包住|括住|引起来|包围|框起来)"
