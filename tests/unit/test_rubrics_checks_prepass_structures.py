@@ -326,3 +326,35 @@ def test_lowercase_in_mixed_wordings_and_a_given_texts_ending(request_text, expe
 ])
 def test_formal_paraphrases_of_the_whole(request_text, expected):
     assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Bold text: at least 2 phrases.", highlights("at least", 2)),
+    ("Highlights: 2 (markdown bold).", highlights("at least", 2)),
+    ("Use bold for the three most important terms.", highlights("at least", 3)),
+    ("Put a few key words in **bold**.", highlights("at least", 1)),
+    ("Emphasize the main idea with italics.", highlights("at least", 1)),
+    ("Mark up at least 3 key phrases in bold.", highlights("at least", 3)),
+    ("给重要的内容加粗。", highlights("at least", 1)),
+    ("Placeholders like [name] should appear at least twice.",
+     [count("placeholder_count", "at least", 2)]),
+    ("Make it a template with [brackets] for the variable parts.",
+     [count("placeholder_count", "at least", 1)]),
+    ("Use at least 4 bracketed variables, e.g. [DATE].",
+     [count("placeholder_count", "at least", 4)]),
+    ("Ending: \"See you on Saturday!\"", [("ends_with", {"phrase": "See you on Saturday!"})]),
+    ("Close with this line exactly: Thanks, Priya", [("ends_with", {"phrase": "Thanks, Priya"})]),
+    ("Write some words in ALL CAPS — at least 3.", [count("capital_word_count", "at least", 3)]),
+])
+def test_labelled_uncounted_and_trailing_counts(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text", [
+    "Name 3 variables in Python, like x[0].",
+    "Highlights: 3 museums and a beach day.",
+    "Emphasize the benefits with examples.",
+    "Highlight the pros and cons in a table.",
+])
+def test_counts_and_marks_that_are_content_stay_no_check(request_text):
+    assert found(request_text) == []

@@ -137,6 +137,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"(?:are|is)\s+)?(?:(?:written|typed|put|set|fully|entirely|completely|appear|show\s+up|"
      r"occur)\s+)*(?:(?:in|using|with)\s+(?:all[\s-]+|full[\s-]+)?"
      rf"{_CAPS}|capitali[sz]ed|upper[\s-]*cased)", _capital_words),
+    # "some words in ALL CAPS — at least 3"
+    (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}\s*"
+     rf"(?:[,;—–]|\s-\s)\s*{_QN}\b(?!\s*(?:words?\s+)?(?:long|each))", _capital_words),
     # "ALL-CAPS words: between 2 and 5", "capitalize every letter of at least two words"
     (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*(?:between\s+)?(?P<n>{EN_NUMBER})\s*(?:and|-|–|to)\s*"
      rf"(?P<upper>{EN_NUMBER})", _capital_words),

@@ -82,13 +82,14 @@ _HEADINGS = (r"(?:(?:markdown|section|sub|level[\s-]?\d|h[1-6]|#{1,6})[\s-]*)*(?
 _PLACEHOLDERS = (r"\[(?:placeholders?|blanks?|fields?)\]|\[\s*\](?!\()|(?:\[?(?:bracketed|"
                  r"square[\s-]*bracket(?:ed)?)\]?\s+|\[[^\]\n]{1,30}\]\s*)?(?:placeholders?|(?:template\s+|fill[\s-]*in\s+|"
                  r"fillable\s+|editable\s+|blank\s+)?fields?|blanks?|slots?)|"
+                 r"(?:bracketed|square[\s-]*bracket(?:ed)?)\s+(?:variables?|tokens?)|"
                  r"占位符|填空|空格|空白处?|方括号|(?<=[个处])空(?![调气间中白格])")
 _PARAGRAPHS = (r"paragraphs?|paras\b|para\b|自然段|段落|段话|"
                r"段(?![时距路旅经历故对视音录代论位子式])")
 _FAMILIES = {"bullet_count": _BULLETS, "heading_count": _HEADINGS,
              "placeholder_count": _PLACEHOLDERS, "paragraph_count": _PARAGRAPHS}
 # what a placeholder count without the word "placeholder" needs in its sentence
-_BRACKETS = re.compile(r"(?<!\[)\[(?![\[\s]*##)|square[\s-]*brackets?|方括号", re.I)
+_BRACKETS = re.compile(r"(?<!\[)\[(?![\[\s]*##)|\bbracket(?:ed|s)?\b|方括号", re.I)
 # a heading named "标题" alone is the text's title unless markdown is in the sentence
 _MARKDOWN = re.compile(r"#|markdown", re.I)
 

@@ -40,7 +40,8 @@ _WITH = (r"(?:with|w/|by\s+(?:saying|writing)|on)(?:\s+|\s*(?=[:,]))"
          r"question|statement|quote|sign[\s-]?off|greeting|salutation|text)\s*)?(?:[:,]\s*)?")
 # the same, before a phrase with no quotes: "with the exact phrase", "with:"
 _WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following)\s+(?:phrase|"
-              r"sentence|line|words?|question|statement|greeting|sign[\s-]?off)\s*:?|(?:phrase|sentence|line|words?)\s*:|(?:phrase|sentence|"
+              r"sentence|line|words?|question|statement|greeting|sign[\s-]?off)\s*:?|(?:phrase|sentence|line|words?)"
+              r"(?:\s+(?:exactly|verbatim|word\s+for\s+word))?\s*:|(?:phrase|sentence|"
               r"line)\s+(?=(?-i:[A-Z])))|\s*:)\s*")
 # a phrase asked of something the request asks about: "describe how the film ends with ..."
 # (only in its own clause: "tell me why octopuses are cool and wrap up with ..." asks for one)
@@ -151,7 +152,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("starts_with")),
     # a labelled line: "Last line: 'Stay safe out there.'", "Sign-off: 'Cheers, Tom'"
     (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:(?:last|final|closing|ending)\s+{_EDGE_NOUN}|"
-     rf"sign[\s-]?off)\s*[:：]\s*{_QUOTED_PHRASE}", _edge("ends_with")),
+     rf"sign[\s-]?off|ending|closing|closer|final\s+words)\s*[:：]\s*{_QUOTED_PHRASE}",
+     _edge("ends_with")),
     (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:first|opening)\s+{_EDGE_NOUN}\s*[:：]\s*"
      rf"{_QUOTED_PHRASE}", _edge("starts_with")),
     # Chinese: "以“…”结尾", "结尾必须是“…”", "最后一句话请写“…”", "用“…”开头"

@@ -27,7 +27,13 @@ from rubrics.checks.phrasings.common import (
     _flag,
     relation_of,
 )
-from rubrics.checks.phrasings.short import _NOT_RANGE_EN, zh_relation_of
+from rubrics.checks.phrasings.short import (
+    _NOT_RANGE_EN,
+    _TIMES_EN,
+    _times,
+    times_relation,
+    zh_relation_of,
+)
 
 _I = re.I | re.S
 # --- the whole response in double quotes
@@ -123,6 +129,16 @@ def _some_marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _count("highlight_count", "at least", 1)
 
 
+_A_NUMBER = re.compile(rf"\b(?:{_QUALIFIER_EN})\b|{EN_NUMBER}\b", re.I)
+
+
+def _uncounted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Spans marked with no count in the words read ("emphasize the main idea with italics");
+    with one inside them ("mark up at least 3 key phrases in bold") the count's rule reads
+    it."""
+    return [] if _A_NUMBER.search(m.group(0)) else _some_marked(m)
+
+
 # --- machine-read field markers: "[[ ## answer ## ]]"
 # the names a DSPy-style prompt lists as its inputs ("Your input fields are: 1. `question`"),
 # and its sentence naming the fields to answer with
@@ -205,6 +221,14 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"{_ZH_START}{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)"
      r"(?!以上|以内|以下|之内)[^。；\n]{0,12}?占位符", lambda m: _count(
          "placeholder_count", zh_relation_of(m.group("q") or ""), to_int(m.group("n")))),
+    # "placeholders like [name] should appear at least twice"
+    (rf"\bplaceholders?\b[^.!?\n]{{0,40}}?\b(?:should|must|needs?\s+to|has\s+to|to)\s+(?:appear|be\s+"
+     rf"used|show\s+up|occur)\s+{_TIMES_EN}",
+     lambda m: _count("placeholder_count", times_relation(m), _times(m))),
+    # brackets used for what varies: "a template with [brackets] for the variable parts"
+    (r"\b(?:with|use|using|include|including|leave|add)\s+(?:some\s+)?(?:\[[^\]\n]{1,30}\]|"
+     r"square[\s-]*brackets?)\s+(?:for|as|in\s+place\s+of|where)\b",
+     lambda m: _count("placeholder_count", "at least", 1)),
     # placeholders with no count, shown by an example in brackets: "leave spots like [name]
     # for me to fill in", "use placeholders in square brackets", "用方括号留出需要填写的地方"
     (r"\b(?:leave|use|include|add|put\s+in|insert|keep|with)\s+(?:some\s+|a\s+few\s+|"
@@ -231,7 +255,12 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"(?:markdown\s+)?(?:bold|italics?|markdown|asterisks)\b", _marked),
     (rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
      rf"markdown\s+(?:bold|italics?|highlighting))\s+(?:for|on|to\s+(?:highlight|mark|"
-     rf"emphasi[sz]e))\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b", _marked),
+     rf"emphasi[sz]e))\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b",
+     _marked),
+    # a labelled count: "Bold text: at least 2 phrases", "Highlights: 2 (markdown bold)"
+    (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:bold(?:ed)?\s+(?:text|phrases|terms|words)|"
+     rf"highlighted\s+(?:sections|phrases|spans|parts)|(?P<soft>highlights|emphasis|italics))\s*"
+     rf"[:：]\s*{_QN_RANGE}\b", _marked),
     (rf"\b(?:put|set|make|write|format|mark)\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|"
      rf"{_SOFT_NOUNS})\s+(?:in\s+)?(?:bold|italics?|boldface)\b", _marked),
     # "at least 3 sections highlighted with markdown", "2 phrases in bold"
@@ -256,8 +285,13 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"{_ZH_START}{_ZH_Q}\s*{_HIGHLIGHT_VERBS}\s*(?P<n>{ZH_NUMBER})\s*(?P<soft>{_ZH_UNIT})"
      rf"(?:\s*(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b|\s*{_ZH_SPANS})?", _marked),
     # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
-    (rf"\bhighlight\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)[^.;!?\n]{{1,50}}?\s+(?:with|using|"
-     r"in)\s+markdown\b", _some_marked),
+    (rf"\b(?:highlight|emphasi[sz]e|stress|mark)\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)"
+     r"[^.;!?\n]{1,50}?\s+(?:with|using|in)\s+(?:markdown|\*{0,2}bold\*{0,2}|italics|asterisks|"
+     r"\*{1,2}[^*\n]{1,20}\*{1,2})(?!\s+(?:headings?|headers?|lists?|tables?))", _uncounted),
+    # "put a few key words in **bold**"
+    (rf"\b(?:put|set|make|write|format|mark)\s+(?:a\s+few|some|several|the\s+key|key|important|"
+     rf"the\s+most\s+important|the\s+main)\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+"
+     r"(?:in\s+)?(?:\*{0,2}bold\*{0,2}|italics?|boldface)\b", _some_marked),
     (rf"\b(?:use|using)\s+{_MARKUP}\s+to\s+(?:highlight|bold|emphasi[sz]e)\s+(?!(?:{_QUALIFIER_EN})"
      rf"\s)(?!{EN_NUMBER}\b)", _some_marked),
     (r"\b(?:bold|boldface)\s+(?:the\s+)?(?:key|important|main|core)\s+(?:points?|information|"
@@ -280,7 +314,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _marked),
     (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)[^。；，,\n]{{0,10}}?(?:用|使用|以)?"
      rf"(?:markdown)?{_ZH_MARK}", _marked),
-    (r"(?:重点|关键|重要)(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
+    (r"(?:重点|关键|重要|核心)(?:的)?(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
      r"(?:用|使用|以)?(?:加粗|粗体)", _some_marked),
 )
 
