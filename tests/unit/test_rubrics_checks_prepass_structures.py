@@ -358,3 +358,19 @@ def test_labelled_uncounted_and_trailing_counts(request_text, expected):
 ])
 def test_counts_and_marks_that_are_content_stay_no_check(request_text):
     assert found(request_text) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Respond with a 4-item bulleted list.", [count("bullet_count", "exactly", 4)]),
+    ("Write a 3-item unordered list.", [count("bullet_count", "exactly", 3)]),
+    ("Write a 5-step ordered list.", [count("numbered_count", "exactly", 5)]),
+    ("Use dashes for a list of 5 points.", [count("bullet_count", "exactly", 5)]),
+    ("Add a markdown header for each of the 4 sections.", [count("heading_count", "exactly", 4)]),
+    ("Give each of the 3 parts its own heading.", [count("heading_count", "exactly", 3)]),
+    ("Explain this to me — in Dutch.", [language("nl")]),
+    ("Words to avoid: 'cheap', 'deal'.",
+     [("forbidden_word", {"word": "cheap"}), ("forbidden_word", {"word": "deal"})]),
+])
+def test_list_sizes_headings_per_part_a_dashed_language_and_words_to_avoid(request_text,
+                                                                           expected):
+    assert found(request_text) == expected

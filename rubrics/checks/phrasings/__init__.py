@@ -134,6 +134,10 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
      r"(?:the\s+|an?\s+)?`?<([A-Za-z][\w-]{0,30})>`?(?:\s*(?:and|\.\.\.|…)?\s*`?</\1>`?)?"
      r"(?:\s+(?:xml\s+)?tags?)?", lambda m: [("xml_tag", {"tag": m.group(1)})]),
     # English lists, hyphenated lengths, bounds after the unit, repeated words and letters
+    # ("a 4-item bulleted list", "a five-step numbered list")
+    (rf"(?<![\w-])(?P<n>{EN_NUMBER})[\s-](?:items?|points?|entry|entries|steps?|lines?|tips?)\s+"
+     r"(?P<list>bullet(?:ed)?(?:[\s-]*point)?|numbered|(?:un)?ordered|markdown|dash(?:ed)?)\s+list(?P<q>)",
+     _list_items),
     (rf"{_NOT_RANGE_EN}(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:markdown\s+|"
      r"short\s+|separate\s+|distinct\s+)?(?P<list>bullet(?:ed)?[\s-]*points?|bullets|"
      r"bulleted\s+(?!lists?\b)\w+|numbered\s+(?!lists?\b)\w+)", _list_items, *UNITS_GATE),

@@ -99,7 +99,7 @@ _STYLES = {
                      r"bullets|dot[\s-]*points?(?:\s+list)?|dot-point\s+list|unordered\s+list|"
                      r"markdown\s+(?:bullets|list)|项目符号|无序列表|圆点(?:符号)?|要点(?:形式|式)|"
                      r"列表形式|条目(?:形式|式)|[“\"'‘][-•*][”\"'’](?:开头|标记|标出)|checklist|dash(?:ed)?\s+list|"
-                     r"(?:list\s+)?with\s+(?:dashes|hyphens))"),
+                     r"(?:list\s+)?with\s+(?:dashes|hyphens)|(?:use|using)\s+(?:dashes|hyphens))"),
     "numbered_count": (r"(?:numbered(?:\s+(?:list|items?|points?|steps?|entries))?|ordered\s+list|"
                        r"numbering|number\s+(?:them|these|those|each|the\s+\w+|your\s+\w+)|"
                        r"有序列表|编号列表|编号|序号|1\s*[.、)]\s*2\s*[.、)](?:\s*3\s*[.、)])?)"),

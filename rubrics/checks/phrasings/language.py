@@ -201,7 +201,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}{_END_EN}", _code),
     # a language alone in a clause after a comma, or in a terse sentence: "..., in French
     # please.", "In Italian, thanks."
-    (rf"(?:^|(?<=[,.!?;:]\s)|(?<=[,\n]))\s*(?:all\s+|only\s+)?in\s+{LANG_EN}(?:\s+only)?\s*,?\s*"
+    (rf"(?:^|(?<=[,.!?;:—–]\s)|(?<=[,\n—–]))\s*(?:all\s+|only\s+)?in\s+{LANG_EN}(?:\s+only)?\s*,?\s*"
      r"(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;\n]|$)", _code),
     # "write a short poem in French", "tell me a joke in German"
     (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"

@@ -173,6 +173,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"
      rf"(?:starting|opening|beginning)\s+with|headed\s+by|introduced\s+by)\s+(?:a|an|one|its\s+own)"
      rf"\s+{_HEADING_EN}", _each_headed),
+    # "a markdown header for each of the 4 sections", "give each of the 3 parts a heading"
+    (rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for|on|above|over)\s+(?:each|every)\s+(?:one\s+)?of\s+"
+     rf"(?:the|your|these|those)\s+(?P<n>{EN_NUMBER})\s+(?:{_PARTS_EN})\b|\beach\s+of\s+(?:the|your)\s+"
+     rf"(?P<n2>{EN_NUMBER})\s+(?:{_PARTS_EN})\s+(?:a|an|its\s+own)\s+{_HEADING_EN}",
+     lambda m: _count("heading_count", "exactly", to_int(m.group("n") or m.group("n2")))),
     (rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for\s+each|for\s+every)\s+(?P<unit>(?:sub)?section|"
      rf"part|topic|chapter)\s*[,;]\s*(?P<n>{EN_NUMBER})\s+(?P=unit)s?\b", _headed),
     (rf"(?P<n>{ZH_NUMBER})\s*个?\s*{_ZH_SECTIONS}\s*[，,]?\s*每(?:个|一)?\s*{_ZH_SECTIONS}?\s*(?:都|均)?"

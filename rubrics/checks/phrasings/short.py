@@ -102,7 +102,7 @@ def _letter_times(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 def _list_kind(words: str) -> str:
     """numbered_count for numbered items, bullet_count for bullets or an unnumbered list."""
-    numbered = re.search(r"number|编号|序号|有序", words, re.I)
+    numbered = re.search(r"number|(?<!un)ordered|编号|序号|有序", words, re.I)
     return "numbered_count" if numbered else "bullet_count"
 
 

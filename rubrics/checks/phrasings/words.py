@@ -231,6 +231,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
      rf"(?P<bare>{_BARE_LIST}))", _used("use")),
     (rf"\b(?:forbidden|banned|prohibited|taboo|excluded|off-limits|blacklisted)\s+{_NOUN}\s*[:：]"
      rf"\s*(?:(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid")),
+    # "Words to avoid: 'cheap', 'deal'", "Do not use: 'x', 'y'"
+    (rf"\b(?:{_NOUN}\s+(?:to\s+(?:avoid|exclude|leave\s+out|skip|omit|steer\s+clear\s+of)|(?:you\s+)?"
+     r"(?:must|should|can|may)\s*(?:not|n['’]?t)\s+use|not\s+to\s+use|that\s+are\s+(?:banned|"
+     r"forbidden|off[\s-]limits))|(?:do\s+not|don['’]?t|never)\s+use)\s*[:：]\s*(?:"
+     rf"(?P<words>{_QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid")),
 )
 
 RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
