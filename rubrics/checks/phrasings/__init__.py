@@ -1,7 +1,8 @@
 """The phrasings the pre-pass knows: one regex per way of stating a requirement, each with
 the function that turns its match into (kind, params). English lengths in words, Chinese in
 characters (字); counts of parts; keywords; case, commas, quotes, titles, postscripts, JSON,
-language, and the machine-read markers a request dictates."""
+language, and the machine-read markers a request dictates: XML tags, and every [[ ## name ## ]]
+field marker it writes, bar a DSPy-style prompt's input fields and a marker asked about."""
 
 from __future__ import annotations
 
@@ -93,6 +94,33 @@ _ZH_DIVIDE = r"(?<![部满评充十百得积])分"
 _NOT_RANGE = r"(?<![\d～~〜到至\-–—])"
 _QUOTED = r"[“\"'「『]([^”\"'」』\n]{1,80})[”\"'」』]"
 
+# --- machine-read field markers: "[[ ## answer ## ]]"
+# the names a DSPy-style prompt lists as its inputs ("Your input fields are: 1. `question`"),
+# and its sentence naming the fields to answer with
+_INPUT_FIELDS = re.compile(r"\binput\s+fields?\s*(?:are|is)?\s*:(?P<names>.*?)(?:\boutput\s+fields?"
+                           r"\b|$)", re.I | re.S)
+_OUTPUT_FIELDS = re.compile(r"\brespond\s+with\s+the\s+corresponding\s+output\s+fields[^\n]*",
+                            re.I)
+# a sentence describing the user's own template: "My prompt template uses markers like ..."
+_OWN_TEMPLATE = re.compile(r"(?:^|[.!?\n]\s*)(?:my|our)\s+[^.!?\n]*$", re.I)
+
+
+def _field(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A field marker the request writes is one the response must keep, wherever it is
+    written (a layout, a list of fields, "under a [[ ## answer ## ]] line"); not an input
+    field of a DSPy-style prompt, nor a marker in a sentence about the user's own template."""
+    text, name = m.string, " ".join(m.group("name").split())
+    asked = _OUTPUT_FIELDS.search(text)
+    if asked and not asked.start() <= m.start() < asked.end():
+        return []
+    inputs = _INPUT_FIELDS.search(text)
+    if inputs and re.search(rf"`{re.escape(name)}`", inputs.group("names")):
+        return []
+    if _OWN_TEMPLATE.search(text, max(0, m.start() - 80), m.start()):
+        return []
+    return [("field_marker", {"name": name})]
+
+
 _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
     # English lengths in words
     (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between"), *WORDS_GATE),
@@ -130,6 +158,7 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
      rf"({EN_NUMBER})\s+times?", lambda m: _count(
          "letter_frequency", relation_of(m.group(2) or ""), to_int(m.group(3)),
          letter=m.group(1).lower())),
+    (r"\[\[\s*##\s*(?P<name>\w[\w ]{0,38}?)\s*##\s*\]\]", _field),
     (r"\b(?:in|inside|within|between|enclosed\s+in|wrapped\s+in|wrap\s+[^.<\n]{0,40}?\s+in)\s+"
      r"(?:the\s+|an?\s+)?`?<([A-Za-z][\w-]{0,30})>`?(?:\s*(?:and|\.\.\.|…)?\s*`?</\1>`?)?"
      r"(?:\s+(?:xml\s+)?tags?)?", lambda m: [("xml_tag", {"tag": m.group(1)})]),

@@ -139,33 +139,6 @@ def _uncounted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return [] if _A_NUMBER.search(m.group(0)) else _some_marked(m)
 
 
-# --- machine-read field markers: "[[ ## answer ## ]]"
-# the names a DSPy-style prompt lists as its inputs ("Your input fields are: 1. `question`"),
-# and its sentence naming the fields to answer with
-_INPUT_FIELDS = re.compile(r"\binput\s+fields?\s*(?:are|is)?\s*:(?P<names>.*?)(?:\boutput\s+fields?"
-                           r"\b|$)", re.I | re.S)
-_OUTPUT_FIELDS = re.compile(r"\brespond\s+with\s+the\s+corresponding\s+output\s+fields[^\n]*",
-                            re.I)
-# a sentence describing the user's own template: "My prompt template uses markers like ..."
-_OWN_TEMPLATE = re.compile(r"(?:^|[.!?\n]\s*)(?:my|our)\s+[^.!?\n]*$", re.I)
-
-
-def _field(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """A field marker the request writes is one the response must keep, wherever it is
-    written (a layout, a list of fields, "under a [[ ## answer ## ]] line"); not an input
-    field of a DSPy-style prompt, nor a marker in a sentence about the user's own template."""
-    text, name = m.string, " ".join(m.group("name").split())
-    asked = _OUTPUT_FIELDS.search(text)
-    if asked and not asked.start() <= m.start() < asked.end():
-        return []
-    inputs = _INPUT_FIELDS.search(text)
-    if inputs and re.search(rf"`{re.escape(name)}`", inputs.group("names")):
-        return []
-    if _OWN_TEMPLATE.search(text, max(0, m.start() - 80), m.start()):
-        return []
-    return [("field_marker", {"name": name})]
-
-
 _HIGHLIGHT_VERBS = (r"(?:highlight(?:ing)?|bold(?:ing)?|boldface|embolden|italici[sz](?:e|ing)|"
                     r"(?:bold|italici[sz]e)\s+"
                     rf"(?:or|and|and/or)\s+(?:bold|italici[sz]e)|mark\s+up|use\s+{_MARKUP}\s+"
@@ -173,7 +146,6 @@ _HIGHLIGHT_VERBS = (r"(?:highlight(?:ing)?|bold(?:ing)?|boldface|embolden|italic
                     r"call\s+out))")
 
 _RULES: tuple[tuple[str, Build], ...] = (
-    (r"\[\[\s*##\s*(?P<name>\w[\w ]{0,38}?)\s*##\s*\]\]", _field),
     # the whole response in double quotes
     (rf"\b{_WRAP_VERBS}\s+{_WHOLE}\s+(?:(?:entirely|fully|completely)\s+)?(?:in|with|inside|"
      rf"within|between|by|using)\s+{_QUOTES}", _wrapped),
