@@ -22,7 +22,9 @@ from rubrics.checks.phrasings.common import (
     _ZH_MORE_THAN,
     _ZH_START,
     Build,
+    Matcher,
     _count,
+    compile_rules,
 )
 from rubrics.checks.phrasings.short import _TIMES_EN, _times, times_relation, zh_relation_of
 
@@ -81,7 +83,10 @@ _ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写|all[\s-]*caps)\s*(?:的)?(?:英文
 _ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)?|"
                  r"fully[\s-]+capitali[sz]ed|capitali[sz]ed|upper[\s-]*case|full[\s-]+caps)")
 
-_RULES: tuple[tuple[str, Build], ...] = (
+# rules that open with an optional count run only near a word of capitals
+_CAPS_GATE = (r"capital|caps|upper|block\s", (120, 60))
+
+_RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] = (
     # all lowercase
     (rf"\b(?:in|using|with|use|write|written|type|typed|keep\s+it|be|reply|respond|answer)\s+"
      rf"{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
@@ -136,7 +141,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"need\s+to|needs\s+to|have\s+to|has\s+to|to|will|may|can|shall|might|could)\s+(?:be\s+)?|"
      r"(?:are|is)\s+)?(?:(?:written|typed|put|set|fully|entirely|completely|appear|show\s+up|"
      r"occur)\s+)*(?:(?:in|using|with)\s+(?:all[\s-]+|full[\s-]+)?"
-     rf"{_CAPS}|capitali[sz]ed|upper[\s-]*cased)", _capital_words),
+     rf"{_CAPS}|capitali[sz]ed|upper[\s-]*cased)", _capital_words, *_CAPS_GATE),
     # "some words in ALL CAPS — at least 3"
     (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}\s*"
      rf"(?:[,;—–]|\s-\s)\s*{_QN}\b(?!\s*(?:words?\s+)?(?:long|each))", _capital_words),
@@ -160,7 +165,7 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to)\s+)?(?:be\s+|is\s+)?"
      rf"{_QN}\b", _capital_words),
     (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
-     r"words\b", _capital_words),
+     r"words\b", _capital_words, *_CAPS_GATE),
     (rf"{_ZH_CAPS_WORD}[^。；！？\n]{{0,8}}?{_ZH_Q}\s*(?:出现|使用|有)\s*(?P<n>{ZH_NUMBER})\s*次",
      _capital_words),
     (rf"{_ZH_CAPS_WORD}\s*(?:的)?(?:数量|个数)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个",
@@ -171,5 +176,4 @@ _RULES: tuple[tuple[str, Build], ...] = (
      _capital_words),
 )
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
-    (re.compile(p, _I), b) for p, b in _RULES)
+RULES: tuple[tuple[Matcher, Build], ...] = compile_rules(_RULES, _I)

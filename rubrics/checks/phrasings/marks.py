@@ -23,8 +23,10 @@ from rubrics.checks.phrasings.common import (
     _ZH_MORE_THAN,
     _ZH_START,
     Build,
+    Matcher,
     _count,
     _flag,
+    compile_rules,
     relation_of,
 )
 from rubrics.checks.phrasings.short import (
@@ -145,7 +147,10 @@ _HIGHLIGHT_VERBS = (r"(?:highlight(?:ing)?|bold(?:ing)?|boldface|embolden|italic
                     r"(?:formatting\s+)?to\s+(?:highlight|emphasi[sz]e|bold|mark|italici[sz]e|flag|"
                     r"call\s+out))")
 
-_RULES: tuple[tuple[str, Build], ...] = (
+# rules that open with an optional count run only near their markup's word
+_MARKUP_GATE = (r"\b(?:bold(?:ed|face)?|italic(?:i[sz]ed)?|highlighted|emphasi[sz]ed)\b", (60, 80))
+
+_RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] = (
     # the whole response in double quotes
     (rf"\b{_WRAP_VERBS}\s+{_WHOLE}\s+(?:(?:entirely|fully|completely)\s+)?(?:in|with|inside|"
      rf"within|between|by|using)\s+{_QUOTES}", _wrapped),
@@ -220,8 +225,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # ("3 bold ideas" are daring ones: "bold" needs a noun of text)
     (rf"{_QN_RANGE}\s+(?:bolded|italic(?:i[sz]ed)?|highlighted|emphasi[sz]ed)\s+"
      rf"(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS}|(?:key\s+)?(?:terms?|words?|facts?|"
-     r"names?|dates?|numbers?|figures?|takeaways?))\b", _marked),
-    (rf"{_QN_RANGE}\s+bold(?:face)?\s+(?:key\s+)?(?:{_NOUNS}|terms?|keywords?)\b", _marked),
+     r"names?|dates?|numbers?|figures?|takeaways?))\b", _marked, *_MARKUP_GATE),
+    (rf"{_QN_RANGE}\s+bold(?:face)?\s+(?:key\s+)?(?:{_NOUNS}|terms?|keywords?)\b", _marked,
+     *_MARKUP_GATE),
     # "make the three most important facts stand out in bold"
     (rf"\bmake\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,4}}?(?:stand\s+out|pop)\s+(?:in|with|using)\s+"
      r"(?:markdown\s+)?(?:bold|italics?|markdown|asterisks)\b", _marked),
@@ -290,5 +296,4 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"(?:用|使用|以)?(?:加粗|粗体)", _some_marked),
 )
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
-    (re.compile(p, _I), b) for p, b in _RULES)
+RULES: tuple[tuple[Matcher, Build], ...] = compile_rules(_RULES, _I)
