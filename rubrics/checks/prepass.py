@@ -33,7 +33,12 @@ Rules the labels of `tests/data/checks/` follow too:
   "word limit: N" and a negated bound ("don't go over N words") are `at most N`; "twice or
   more" is `at least 2`; number words count ("two hundred words");
 - a count of spans to highlight or set in bold with no qualifier ("highlight 3 sections",
-  "bold the key terms": 1) is `at least` that many;
+  "bold the key terms": 1) is `at least` that many, and so are placeholders with no number
+  but an example in brackets ("leave spots like [name] for me to fill in": 1);
+- N parts each under a heading of their own ("in 4 sections, each with a ## heading", "one
+  heading per subsection, 2 subsections") are N headings, besides the parts' own count;
+- every [[ ## name ## ]] marker the request writes is a field marker the response keeps, bar
+  a DSPy-style prompt's input fields, one asked about and one in the user's own template;
 - the length of a text the request gives ("summarize this 2000-word article", "translate
   these 20 words") or of items it lists ("a list of 10 words in French") is no length;
 - a form asked of one part ("end each paragraph with ...", "paragraph 2 must begin with ...",
