@@ -374,3 +374,9 @@ def test_counts_and_marks_that_are_content_stay_no_check(request_text):
 def test_list_sizes_headings_per_part_a_dashed_language_and_words_to_avoid(request_text,
                                                                            expected):
     assert found(request_text) == expected
+
+
+def test_a_pasted_texts_closing_section_is_no_closing_line():
+    request = ("请帮我润色下面这篇报告：\n……\n结语：\n机器学习为桥梁监测带来了新的可能性。\n"
+               "开场白：各位同学好。")
+    assert found(request) == []

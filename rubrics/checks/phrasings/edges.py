@@ -159,10 +159,11 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # Chinese: "以“…”结尾", "结尾必须是“…”", "最后一句话请写“…”", "用“…”开头"
     (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来|当作|当做)?(?:结尾|结束|"
      rf"收尾|收束|落款|{_ZH_LAST})", _edge("ends_with")),
-    (rf"{_ZH_LAST}{_ZH_MUST}(?:是|为|写|写成)?\s*[：:]\s*{_ZH_BARE}", _edge("ends_with")),
+    # (a verb is needed: "结语：……" alone is a pasted text's section)
+    (rf"{_ZH_LAST}{_ZH_MUST}(?:是|为|写|写成)\s*[：:]\s*{_ZH_BARE}", _edge("ends_with")),
     (rf"(?:结尾|末尾|文末|最后)(?:处)?{_ZH_MUST}(?:写上|写|加上|附上)\s*[：:]\s*{_ZH_BARE}",
      _edge("ends_with")),
-    (rf"{_ZH_FIRST}{_ZH_MUST}(?:是|为|写|写成)?\s*[：:]\s*{_ZH_BARE}", _edge("starts_with")),
+    (rf"{_ZH_FIRST}{_ZH_MUST}(?:是|为|写|写成)\s*[：:]\s*{_ZH_BARE}", _edge("starts_with")),
     # "结尾加上 #hiring": a hashtag or Latin words with no quotes, up to the clause's end
     (r"(?:结尾|末尾|文末|最后)(?:处)?(?:请)?(?:加上|写上|附上|带上)\s*"
      r"(?P<bare>(?!P\.)[#@]?[A-Za-z][^，。；！？\n\"“”]{0,40}?)(?=\s*[，。；！？\n]|$)",
