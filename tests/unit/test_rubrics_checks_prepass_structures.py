@@ -380,3 +380,27 @@ def test_a_pasted_texts_closing_section_is_no_closing_line():
     request = ("请帮我润色下面这篇报告：\n……\n结语：\n机器学习为桥梁监测带来了新的可能性。\n"
                "开场白：各位同学好。")
     assert found(request) == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Describe a playground at break time (wrapped in double quotes).", [("quoted", {})]),
+    ("Inside one pair of double quotes, write a product description.", [("quoted", {})]),
+    ("Offer advice on a speech (written in French).", [language("fr")]),
+    ("List party ideas (with 5 or more fully capitalised words).",
+     [count("capital_word_count", "at least", 5)]),
+    ("Stress at least 2 words by writing them in block capitals.",
+     [count("capital_word_count", "at least", 2)]),
+    ("Without ever writing \"actually\", write a farewell speech.",
+     [("forbidden_word", {"word": "actually"})]),
+    ("Use markdown emphasis (*text*) on at least 2 phrases.", highlights("at least", 2)),
+    ("Put at least three parts of your answer in bold using **double asterisks**.",
+     highlights("at least", 3)),
+    ("Write a poem (marking 2 or more phrases in *italics* or **bold**).",
+     highlights("at least", 2)),
+    ("Every letter of your reply should be lowercase, even at the start of a sentence.",
+     [("lowercase", {})]),
+    ("Without a single capital letter, describe a campfire.", [("lowercase", {})]),
+    ("Every letter must be a capital; no lowercase letters at all.", [("uppercase", {})]),
+])
+def test_fragments_and_subjects_of_another_writers_templates(request_text, expected):
+    assert found(request_text) == expected

@@ -92,7 +92,8 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      rf"{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
     (rf"\ball[\s-]+{_LOWER}{_NOT_CONTRASTED}|\b{_LOWER}\s+only\b|\bentirely\s+(?:in\s+)?{_LOWER}"
      rf"|\bonly\s+{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
-    (r"\b(?:no|zero|without(?:\s+using)?(?:\s+any)?|not\s+(?:a\s+single|one|any)|(?:do\s+not|"
+    (r"\b(?:no|zero|without(?:\s+using)?(?:\s+(?:any|a\s+single|one))?|not\s+(?:a\s+single|one|any)|"
+     r"(?:do\s+not|"
      r"don['’]?t|must\s+not|should\s+not|never|cannot|can['’]?t)\s+(?:use|include|contain|have)\s+"
      r"(?:any\s+)?)\s*(?:capital\s+letters?|capitals|capitali[sz]ation|upper[\s-]*case\s+"
      r"letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|never)\s+capitali[sz]e\s+(?:anything|"
@@ -112,6 +113,17 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
     (rf"\b(?:keep|make|have|set)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything|it\s+all|"
      rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?"
      rf"(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}", _whole("uppercase")),
+    # every letter as the subject: "Every letter of your reply should be lowercase", "Every
+    # letter must be a capital"; "no lowercase letters at all"
+    (r"\b(?:every|each|all(?:\s+the)?)\s+(?:single\s+)?(?:letters?|characters?)(?:\s+(?:of|in)\s+(?:your|"
+     r"the)\s+(?:\w+\s+)?(?:reply|response|answer|text|output))?\s+(?:(?:should|must|has\s+to|needs\s+"
+     rf"to|is\s+to|will|shall)\s+)?(?:be|is|are)\s+(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
+     _whole("lowercase")),
+    (r"\b(?:every|each|all(?:\s+the)?)\s+(?:single\s+)?(?:letters?|characters?)(?:\s+(?:of|in)\s+(?:your|"
+     r"the)\s+(?:\w+\s+)?(?:reply|response|answer|text|output))?\s+(?:(?:should|must|has\s+to|needs\s+"
+     r"to|is\s+to|will|shall)\s+)?(?:be|is|are)\s+(?:in\s+)?(?:a\s+capital|capitals|(?:all\s+)?caps|"
+     rf"upper[\s-]*case){_NOT_CONTRASTED}|\bno\s+lower[\s-]*case\s+letters?\b",
+     _whole("uppercase")),
     # a labelled case: "Case: lowercase throughout", "Capitalization: all caps"
     (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)\s*[:：]\s*"
      rf"(?:all\s+)?{_LOWER}", _whole("lowercase")),
@@ -142,6 +154,13 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      r"(?:are|is)\s+)?(?:(?:written|typed|put|set|fully|entirely|completely|appear|show\s+up|"
      r"occur)\s+)*(?:(?:in|using|with)\s+(?:all[\s-]+|full[\s-]+)?"
      rf"{_CAPS}|capitali[sz]ed|upper[\s-]*cased)", _capital_words, *_CAPS_GATE),
+    # "with 5 or more fully capitalised words", "Stress at least 2 words by writing them in block
+    # capitals"
+    (rf"\b(?P<n>{EN_NUMBER})(?P<post>\s+or\s+(?:more|fewer|less))\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
+     r"words\b", _capital_words, *_CAPS_GATE),
+    (rf"\b(?:stress|emphasi[sz]e|highlight|write|put|set|type|shout)\s+{_QN}\s+(?:\w+\s+)?words?\s+"
+     rf"(?:by\s+(?:writing|putting|typing|setting)\s+them\s+)?(?:in|using)\s+(?:all[\s-]+|full[\s-]+)?"
+     rf"{_CAPS}", _capital_words, *_CAPS_GATE),
     # "some words in ALL CAPS — at least 3"
     (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}\s*"
      rf"(?:[,;—–]|\s-\s)\s*{_QN}\b(?!\s*(?:words?\s+)?(?:long|each))", _capital_words),

@@ -151,7 +151,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\b(?:use|using)\s+(?:only|exclusively|solely)\s+(?:the\s+)?{LANG_EN}{_END_EN}", _code),
     # "in Vietnamese only", "(in Korean, please)", "in Spanish, no English"
     (rf"\b(?:in|using)\s+{LANG_EN}\s+only\b", _code),
-    (rf"\(\s*(?:all\s+|only\s+|entirely\s+)?in\s+{LANG_EN}"
+    (rf"\(\s*(?:all\s+|only\s+|entirely\s+)?(?:(?:written|composed|told|given|done)\s+)?"
+     rf"(?:all\s+|only\s+|entirely\s+)?in\s+{_REGISTER}{LANG_EN}"
      rf"(?:\s+only)?\s*(?:[,;]\s*please\s*|\s+please\s*)?\)", _code),
     # "the output language must be Japanese", "the language of your answer should be German",
     # "Language: Spanish"

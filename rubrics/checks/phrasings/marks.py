@@ -159,6 +159,14 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      rf"(?:the\s+)?end\s+of|on\s+(?:both|either)\s+(?:ends|sides)\s+of)\s+{_WHOLE}\b", _wrapped),
     # "start and end the answer with a double quote mark", "your response must begin and end
     # with a quotation mark", "the whole thing is quoted"
+    # a fragment of its own: "(wrapped in double quotes)", "Inside one pair of double quotes,
+    # write ..."
+    (rf"\(\s*(?:all\s+|entirely\s+)?(?:wrapped|enclosed|placed|put|written)\s+(?:in|inside|within|"
+     rf"between)\s+{_QUOTES}\s*\)", _wrapped),
+    (rf"(?:^|(?<=[.!?]\s)|(?<=\n))\s*(?:(?:wrapped|enclosed|placed|written)\s+)?(?:in|inside|within|"
+     rf"between)\s+(?:one\s+|a\s+single\s+)?(?:pair\s+of\s+)?{_QUOTES}\s*,\s*(?:write|describe|"
+     r"explain|give|tell|list|compose|draft|create|offer|share|summari[sz]e|answer|respond|reply)\b",
+     _wrapped),
     (rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+)?(?:both\s+)?(?:start|begin|"
      rf"open)s?\s+and\s+(?:end|close|finish)(?:e?s)?\s+with\s+{_QUOTES}", _wrapped),
     (rf"\b(?:start|begin|open)\s+and\s+(?:end|close|finish)\s+{_WHOLE}\s+with\s+{_QUOTES}",
@@ -232,15 +240,19 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
     (rf"\bmake\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,4}}?(?:stand\s+out|pop)\s+(?:in|with|using)\s+"
      r"(?:markdown\s+)?(?:bold|italics?|markdown|asterisks)\b", _marked),
     (rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
-     rf"markdown\s+(?:bold|italics?|highlighting))\s+(?:for|on|to\s+(?:highlight|mark|"
+     rf"markdown\s+(?:bold|italics?|highlighting|emphasis)|emphasis)(?:\s*\([^()\n]{{1,20}}\))?\s+"
+     rf"(?:for|on|to\s+(?:highlight|mark|"
      rf"emphasi[sz]e))\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b",
      _marked),
     # a labelled count: "Bold text: at least 2 phrases", "Highlights: 2 (markdown bold)"
     (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:bold(?:ed)?\s+(?:text|phrases|terms|words)|"
      rf"highlighted\s+(?:sections|phrases|spans|parts)|(?P<soft>highlights|emphasis|italics))\s*"
      rf"[:：]\s*{_QN_RANGE}\b", _marked),
-    (rf"\b(?:put|set|make|write|format|mark)\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|"
-     rf"{_SOFT_NOUNS})\s+(?:in\s+)?(?:bold|italics?|boldface)\b", _marked),
+    # "put at least three parts of your answer in bold", "marking 2 or more phrases in *italics*"
+    (rf"\b(?:put|set|make|write|format|mark|marking|putting|setting)\s+(?:the\s+)?{_QN}\s+"
+     rf"(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})(?:\s+of\s+(?:your|the)\s+(?:answer|response|"
+     r"reply|text))?\s+(?:in\s+)?(?:\*{0,2}bold\*{0,2}|\*{0,2}italics?\*{0,2}|boldface)\b",
+     _marked),
     # "at least 3 sections highlighted with markdown", "2 phrases in bold"
     (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+(?:(?:should|must|need\s+to)\s+"
      r"be\s+|are\s+|is\s+)?(?:highlighted|bolded|italici[sz]ed|emphasi[sz]ed\s+(?:with|in|using)\s+"

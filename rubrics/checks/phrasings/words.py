@@ -176,6 +176,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     # "don't let the word 'basically' appear"
     (rf"\b(?:keep|leave)\s+(?:the\s+{_NOUN}\s*)?(?P<words>{_QUOTE_LIST})\s+out\b", _used("forbid")),
     (rf"\bwithout\s+(?:any\s+)?(?:the\s+)?{_NOUN}\s*(?P<words>{_QUOTE_LIST})", _used("forbid")),
+    (rf"\bwithout\s+(?:ever\s+)?(?:writing|using|saying|mentioning|including)\s+(?:the\s+{_NOUN}\s*)?"
+     rf"(?P<words>{_QUOTE_LIST})", _used("forbid")),
     (rf"\b(?:do\s+not|don['’]?t|never)\s+let\s+(?:the\s+{_NOUN}\s*)?(?P<words>{_QUOTE_LIST})\s+"
      r"(?:appear|show\s+up|slip\s+in|sneak\s+in|in)\b", _used("forbid")),
     (rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
