@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,31 +17,38 @@ from sqlalchemy.pool import StaticPool
 log = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
+# Start-up migrations wait longer: another replica may be copying a table under the lock.
+SQLITE_MIGRATION_BUSY_TIMEOUT_MS = 120_000
 # Execution option: "IMMEDIATE" takes SQLite's write lock at BEGIN, so a transaction that
 # reads before it writes waits for other writers (busy_timeout) instead of failing.
 SQLITE_BEGIN = "sqlite_begin"
 _SQLITE_BEGIN_MODES = ("", "DEFERRED", "IMMEDIATE", "EXCLUSIVE")
 
 
-def _is_memory(url: URL) -> bool:
+def is_memory(url: URL) -> bool:
+    """Whether a SQLite `url` names an in-memory database (one that cannot be opened twice)."""
     database = url.database or ""
     return database in ("", ":memory:") or "mode=memory" in str(url.query.get("mode", ""))
 
 
-def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
-    # Foreign keys are off per connection by default in SQLite; WAL lets readers run
-    # while a loop is being written; busy_timeout waits instead of failing on a lock.
-    # The driver's own implicit transactions skip DDL and SAVEPOINT; turning them off and
-    # emitting BEGIN ourselves (below) makes migrations atomic, as on PostgreSQL.
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    finally:
-        cursor.close()
+def _sqlite_on_connect(busy_timeout_ms: int) -> Callable[[Any, Any], None]:
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # busy_timeout first, so that switching to WAL also waits for a writer instead of
+        # failing on its lock. Foreign keys are off per connection by default in SQLite; WAL
+        # lets readers run while a loop is being written. The driver's own implicit
+        # transactions skip DDL and SAVEPOINT; turning them off and emitting BEGIN ourselves
+        # (below) makes migrations atomic, as on PostgreSQL.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            cursor.close()
+
+    return on_connect
 
 
 def _sqlite_on_begin(connection: Any) -> None:
@@ -88,7 +96,12 @@ def _json_dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def make_engine(url: str | URL, echo: bool = False, **kwargs: Any) -> AsyncEngine:
+def make_engine(
+    url: str | URL,
+    echo: bool = False,
+    sqlite_busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS,
+    **kwargs: Any,
+) -> AsyncEngine:
     """An async engine for `sqlite+aiosqlite://` or `postgresql+asyncpg://` (or psycopg) URLs.
 
     For a SQLite file the parent directory is created; every SQLite connection gets foreign
@@ -101,7 +114,7 @@ def make_engine(url: str | URL, echo: bool = False, **kwargs: Any) -> AsyncEngin
     kwargs.setdefault("json_serializer", _json_dumps)
     kwargs.setdefault("json_deserializer", orjson.loads)
     if parsed.get_backend_name() == "sqlite":
-        if _is_memory(parsed):
+        if is_memory(parsed):
             kwargs.setdefault("poolclass", StaticPool)
             kwargs.setdefault("connect_args", {"check_same_thread": False})
         else:
@@ -109,7 +122,7 @@ def make_engine(url: str | URL, echo: bool = False, **kwargs: Any) -> AsyncEngin
             if not database.startswith("file:"):
                 Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(parsed, echo=echo, **kwargs)
-        event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
+        event.listen(engine.sync_engine, "connect", _sqlite_on_connect(sqlite_busy_timeout_ms))
         event.listen(engine.sync_engine, "begin", _sqlite_on_begin)
         return engine
     parsed = _libpq_options_for_asyncpg(parsed, kwargs)

@@ -20,7 +20,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import NullPool
 
-from store.db import SQLITE_BEGIN, make_engine
+from store.db import SQLITE_BEGIN, SQLITE_MIGRATION_BUSY_TIMEOUT_MS, is_memory, make_engine
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 # Replicas (or workers) starting together would otherwise race to create the same tables;
@@ -46,9 +46,24 @@ def head() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
+def _migration_engine(target: Target) -> AsyncEngine:
+    """An engine of its own unless `target` is one that cannot be reopened (in-memory SQLite).
+
+    A SQLite file gets a connection that waits minutes for the write lock, not the app's
+    seconds: another replica may be copying a table under it.
+    """
+    if isinstance(target, AsyncEngine):
+        if target.dialect.name != "sqlite" or is_memory(target.url):
+            return target
+        target = target.url
+    return make_engine(
+        target, poolclass=NullPool, sqlite_busy_timeout_ms=SQLITE_MIGRATION_BUSY_TIMEOUT_MS
+    )
+
+
 async def _in_transaction(target: Target, work: Callable[[Connection], T], lock: bool) -> T:
     """Run sync Alembic `work` on one connection inside one transaction."""
-    engine = target if isinstance(target, AsyncEngine) else make_engine(target, poolclass=NullPool)
+    engine = _migration_engine(target)
     try:
         async with engine.connect() as conn:
             if lock:
