@@ -24,7 +24,8 @@ overall and per kind. Prints one JSON line.
         [--heldout2 tests/data/checks/writingbench_checks_heldout2.jsonl]
         [--heldout3 tests/data/checks/writingbench_checks_heldout3.jsonl]
         [--outofsource tests/data/checks/outofsource.jsonl]
-        [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]]
+        [--agent-url http://127.0.0.1:8000/v1 --agent-model NAME [--mode fused] [--limit N]
+         [--structured auto|none|json_object_schema|...]]
 """
 
 from __future__ import annotations
@@ -153,22 +154,73 @@ def held_out_figures(path: Path) -> dict[str, Any]:
             "prepass": score(held, lambda row: prepass(row["query"]))}
 
 
-async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str,
-                        mode: str) -> dict[str, tuple[Check, ...]]:
+class _Recorder:
+    """The backend the agents talk to, keeping each answer that had a `checks` field to fill
+    (what the agent said, before the quote rule and the merge)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend, self.answers = backend, []  # type: ignore[var-annotated]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.backend, name)
+
+    async def chat(self, messages: Any, params: Any, schema: Any = None) -> Any:
+        completion = await self.backend.chat(messages, params, schema=schema)
+        if schema is None or "checks" in (schema.get("properties") or {}):
+            self.answers.append(completion.text)
+        return completion
+
+
+def _said(answers: Sequence[str]) -> list[dict[str, Any]]:
+    """The check items in the last of a query's answers that parses with a `checks` list."""
+    from llm.structured import parse_json
+
+    for text in reversed(answers):
+        try:
+            items = parse_json(text).get("checks")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(items, list):
+            return [i for i in items if isinstance(i, dict)]
+    return []
+
+
+async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str, mode: str,
+                        structured: str) -> tuple[dict[str, tuple[Check, ...]], dict[str, Any]]:
+    """What each query's checklist carries, and a tally of what the agent said: the items
+    it wrote and why each was kept or dropped (`agent_verdict`, then the merge)."""
     from llm.openai import OpenAIBackend
     from llm.types import ChatParams
     from rubrics.agents import build_checklist
+    from rubrics.checks.extract import agent_verdict
 
-    backend = OpenAIBackend([url], model=model)
+    backend = OpenAIBackend([url], model=model, structured=structured)
     await backend.start()
+    recorder = _Recorder(backend)
+    verdicts: dict[str, int] = {}
+    tally: dict[str, Any] = {"structured": backend.structured_status(),
+                             "degraded": 0, "queries_with_items": 0, "items": 0,
+                             "verdicts": verdicts}
     try:
         out: dict[str, tuple[Check, ...]] = {}
         for row in rows:
-            built = await build_checklist(backend, [{"role": "user", "content": row["query"]}],
+            recorder.answers = []
+            built = await build_checklist(recorder, [{"role": "user", "content": row["query"]}],
                                           ChatParams(model=model, temperature=0.0),
                                           mode=mode)  # type: ignore[arg-type]
             out[row["id"]] = () if built.degraded else built.checklist.checks
-        return out
+            tally["degraded"] += built.degraded
+            items = _said(recorder.answers)
+            tally["queries_with_items"] += bool(items)
+            tally["items"] += len(items)
+            found = prepass(row["query"])
+            carried = {c.key() for c in out[row["id"]]}
+            for item in items:
+                check, why = agent_verdict(item, row["query"], found)
+                if why == "kept" and check is not None and check.key() not in carried:
+                    why = "merged away (the pre-pass read that slot otherwise)"
+                verdicts[why] = verdicts.get(why, 0) + 1
+        return out, tally
     finally:
         await backend.aclose()
 
@@ -188,6 +240,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
     p.add_argument("--limit", type=int, default=0, help="only the first N queries (agents)")
+    p.add_argument("--structured", default="auto",
+                   help="the agents' structured-output form (auto probes the upstream; none, "
+                        "json_object_schema, json_schema, ...)")
     args = p.parse_args(argv)
     rows = load(args.data)
     report: dict[str, Any] = {
@@ -206,9 +261,10 @@ def main(argv: list[str] | None = None) -> None:
         report["outofsource"] = out_of_source_figures(args.outofsource)
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
-        found = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model, args.mode))
+        found, said = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model,
+                                                args.mode, args.structured))
         # the merged checks a checklist carries, and the part of them only the agent found
-        report["agent"] = {"model": args.agent_model, "mode": args.mode,
+        report["agent"] = {"model": args.agent_model, "mode": args.mode, "said": said,
                            **score(subset, lambda row: found[row["id"]]),
                            "added_by_agent": score(subset, lambda row: [
                                c for c in found[row["id"]] if c.source == "agent"])["all"]}

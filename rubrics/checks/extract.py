@@ -109,13 +109,14 @@ def kinds_prompt() -> str:
     return "\n".join(lines)
 
 
-def from_agent(item: Mapping[str, Any], request: str,
-               found: Iterable[Check] = ()) -> Check | None:
-    """The check an agent's flattened item states, or None when it is malformed, or neither
-    the pre-pass found it nor its quote occurs in `request` and `supports` it."""
+def agent_verdict(item: Mapping[str, Any], request: str,
+                  found: Iterable[Check] = ()) -> tuple[Check | None, str]:
+    """The check an agent's flattened item states and why it is kept or dropped: "kept",
+    "found by the pre-pass", "unknown kind", "bad parameters", "no quote", "quote not in the
+    request" or "quote does not say it" (see `supports`)."""
     kind = item.get("kind")
     if kind not in KINDS:
-        return None
+        return None, "unknown kind"
     wanted = KINDS[kind].params_schema["properties"]
     params = {name: item.get(name) for name in COUNT_FIELDS if name in wanted}
     other = _text_param(kind)
@@ -125,12 +126,23 @@ def from_agent(item: Mapping[str, Any], request: str,
     try:
         check = Check(kind=kind, params=params, quote=quote, source="agent")
     except (ParamsInvalid, ValueError):
-        return None
+        return None, "bad parameters"
     if check.key() in {c.key() for c in found}:
-        return check
-    if quote and fold(quote) in fold(request) and supports(check, quote):
-        return check
-    return None
+        return check, "found by the pre-pass"
+    if not quote:
+        return None, "no quote"
+    if fold(quote) not in fold(request):
+        return None, "quote not in the request"
+    if not supports(check, quote):
+        return None, "quote does not say it"
+    return check, "kept"
+
+
+def from_agent(item: Mapping[str, Any], request: str,
+               found: Iterable[Check] = ()) -> Check | None:
+    """The check an agent's flattened item states, or None when it is malformed, or neither
+    the pre-pass found it nor its quote occurs in `request` and `supports` it."""
+    return agent_verdict(item, request, found)[0]
 
 
 def _slot(check: Check) -> tuple[Any, ...]:

@@ -15,7 +15,13 @@ from llm.types import ChatParams
 from rubrics.agents import build_checklist
 from rubrics.checklist import Band, Checklist, Dimension, checklist_id, from_json, to_json
 from rubrics.checks import KINDS, Check
-from rubrics.checks.extract import check_item_schema, checks_schema, from_agent, merge
+from rubrics.checks.extract import (
+    agent_verdict,
+    check_item_schema,
+    checks_schema,
+    from_agent,
+    merge,
+)
 from rubrics.packs import PackLibrary
 
 REQUEST = ("Write a product description for teenagers in about 100 words, all lowercase, "
@@ -171,6 +177,26 @@ def test_from_agent_normalises_whitespace_and_case_in_the_quote():
     assert from_agent(item, "Write it in all\nlowercase, please.") is not None
     assert from_agent(item, "Write it in capitals.") is None
     assert from_agent({**item, "kind": "telepathy"}, "all lowercase") is None
+
+
+@pytest.mark.parametrize("item, why", [
+    ({"kind": "telepathy", "quote": "all lowercase"}, "unknown kind"),
+    (flat("word_count", "at least 100 words", relation="at least", n=-3), "bad parameters"),
+    (flat("lowercase", ""), "no quote"),
+    (flat("lowercase", "all lowercase please"), "quote not in the request"),
+    (flat("lowercase", "Write it"), "quote does not say it"),
+    (flat("lowercase", "all lowercase"), "kept"),
+])
+def test_agent_verdict_says_why_an_item_is_dropped(item, why):
+    check, said = agent_verdict(item, "Write it in all lowercase.")
+    assert said == why
+    assert (check is not None) == (why == "kept")
+
+
+def test_agent_verdict_keeps_what_the_pre_pass_found_whatever_the_quote():
+    found = [Check(kind="lowercase", params={})]
+    check, why = agent_verdict(flat("lowercase", "made up"), "Write it.", found)
+    assert check is not None and why == "found by the pre-pass"
 
 
 def test_merge_dedupes_by_key_and_prefers_the_pre_pass():
