@@ -208,7 +208,8 @@ async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str, mo
             built = await build_checklist(recorder, [{"role": "user", "content": row["query"]}],
                                           ChatParams(model=model, temperature=0.0),
                                           mode=mode)  # type: ignore[arg-type]
-            out[row["id"]] = () if built.degraded else built.checklist.checks
+            # a degraded checklist is the generic pack, still carrying the checks that stand
+            out[row["id"]] = built.checklist.checks
             tally["degraded"] += built.degraded
             items = _said(recorder.answers)
             tally["queries_with_items"] += bool(items)
@@ -217,8 +218,14 @@ async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str, mo
             carried = {c.key() for c in out[row["id"]]}
             for item in items:
                 check, why = agent_verdict(item, row["query"], found)
+                if why == "kept" and check is not None:
+                    tally.setdefault("kept", []).append(
+                        {"id": row["id"], "kind": check.kind, "params": check.params,
+                         "quote": check.quote})
                 if why == "kept" and check is not None and check.key() not in carried:
                     why = "merged away (the pre-pass read that slot otherwise)"
+                if why == "unknown kind":
+                    why = f"unknown kind {str(item.get('kind'))[:40]!r}"
                 verdicts[why] = verdicts.get(why, 0) + 1
         return out, tally
     finally:
