@@ -86,6 +86,13 @@ _ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)
 # rules that open with an optional count run only near a word of capitals
 _CAPS_GATE = (r"capital|caps|upper|block\s", (120, 60))
 
+# every letter as the subject of a case rule: "Every letter of your reply should be ..."
+_EVERY_LETTER_IS = (r"\b(?:every|each|all(?:\s+the)?)\s+(?:single\s+)?(?:letters?|characters?)"
+                    r"(?:\s+(?:of|in)\s+(?:your|the)\s+(?:\w+\s+)?(?:reply|response|answer|text|"
+                    r"output))?\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to|will|shall)\s+)?"
+                    r"(?:be|is|are)\s+(?:in\s+)?")
+
+
 _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] = (
     # all lowercase
     (rf"\b(?:in|using|with|use|write|written|type|typed|keep\s+it|be|reply|respond|answer)\s+"
@@ -115,14 +122,10 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      rf"(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}", _whole("uppercase")),
     # every letter as the subject: "Every letter of your reply should be lowercase", "Every
     # letter must be a capital"; "no lowercase letters at all"
-    (r"\b(?:every|each|all(?:\s+the)?)\s+(?:single\s+)?(?:letters?|characters?)(?:\s+(?:of|in)\s+(?:your|"
-     r"the)\s+(?:\w+\s+)?(?:reply|response|answer|text|output))?\s+(?:(?:should|must|has\s+to|needs\s+"
-     rf"to|is\s+to|will|shall)\s+)?(?:be|is|are)\s+(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
+    (rf"{_EVERY_LETTER_IS}(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
      _whole("lowercase")),
-    (r"\b(?:every|each|all(?:\s+the)?)\s+(?:single\s+)?(?:letters?|characters?)(?:\s+(?:of|in)\s+(?:your|"
-     r"the)\s+(?:\w+\s+)?(?:reply|response|answer|text|output))?\s+(?:(?:should|must|has\s+to|needs\s+"
-     r"to|is\s+to|will|shall)\s+)?(?:be|is|are)\s+(?:in\s+)?(?:a\s+capital|capitals|(?:all\s+)?caps|"
-     rf"upper[\s-]*case){_NOT_CONTRASTED}|\bno\s+lower[\s-]*case\s+letters?\b",
+    (rf"{_EVERY_LETTER_IS}(?:a\s+capital|capitals|(?:all\s+)?caps|upper[\s-]*case){_NOT_CONTRASTED}"
+     r"|\bno\s+lower[\s-]*case\s+letters?\b",
      _whole("uppercase")),
     # a labelled case: "Case: lowercase throughout", "Capitalization: all caps"
     (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)\s*[:：]\s*"
