@@ -124,6 +124,7 @@ class _Task:
     step: int
     request: str = ""                 # what an agent's check quote must occur in
     found: tuple[Check, ...] = ()     # the pre-pass's checks
+    spare: tuple[dict[str, Any], ...] = ()  # the generic pack's dimensions, to top up with
 
     @property
     def limits(self) -> Limits:
@@ -168,19 +169,41 @@ class _Task:
 
         Names are made distinct, and blank, generic, repeated or prompt-copied bands and
         repeated rationales rewritten from their dimension: what no schema can require is
-        repaired here rather than retried."""
+        repaired here rather than retried. So is what an upstream without constrained
+        decoding leaves short: a dimension with only its lowest and highest band gets the
+        levels between them written from its description, and fewer dimensions than asked
+        are topped up with the generic pack's (a dimension with one band is dropped)."""
         names = distinct_names([d.name for d in dims])
         raw = {"dimensions": [{
             "name": name, "description": clip(d.description, LINE_CHARS),
             "rationale": clip(d.rationale, LINE_CHARS),
             "bands": [{"low": k * self.step + 1, "high": (k + 1) * self.step,
                        "description": clip(band, LINE_CHARS)}
-                      for k, band in enumerate(d.bands)],
-        } for name, d in zip(names, dims, strict=True)]}
+                      for k, band in enumerate(_between(d.bands))],
+        } for name, d in zip(names, dims, strict=True) if len(d.bands) >= 2]}
         specific_bands(raw["dimensions"], _prompt_runs())
+        raw["dimensions"] += self._top_up(raw["dimensions"])
         built = repair_checklist(raw, limits=self.limits, source="generated",
                                  language=self.language)
         return built.model_copy(update={"checks": self.checks(checks)})
+
+    def _top_up(self, dims: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Generic pack dimensions the agents' `dims` lack, up to the fewest asked for."""
+        if not dims or len(dims) >= self.n_min:
+            return []
+        have = {name_key(d["name"]) for d in dims}
+        extra = [d for d in self.spare if name_key(d["name"]) not in have]
+        extra = extra[:self.n_min - len(dims)]
+        log.info("checklist topped up with %d generic dimensions (%s): the agents wrote %d",
+                 len(extra), ", ".join(d["name"] for d in extra), len(dims))
+        return extra
+
+
+def _between(bands: Sequence[str]) -> list[str]:
+    """Bands padded to MIN_BANDS with blank levels between the lowest and the highest (which
+    `specific_bands` then writes from the dimension's description)."""
+    missing = MIN_BANDS - len(bands)
+    return [*bands[:-1], *[""] * missing, bands[-1]] if missing > 0 and bands else list(bands)
 
 
 @cache
@@ -287,14 +310,17 @@ async def build_checklist(backend: Backend, query_messages: Sequence[Message],
                         if m.get("role") in ("system", "developer", "user"))
     # ~10 microseconds a character: a long request is read off the event loop
     found = await asyncio.to_thread(prepass, "\n".join([*standing, target]))
-    task = _Task(render_conversation(query_messages), detect_language(target), n_min, n_max,
-                 step, request=request, found=found)
+    packs = packs or PackLibrary()
+    language = detect_language(target)
+    spare = tuple(d.model_dump(mode="json") for d in packs.generic(language).dimensions)
+    task = _Task(render_conversation(query_messages), language, n_min, n_max,
+                 step, request=request, found=found, spare=spare)
     run = _fused if mode == "fused" else _three_agent
     checklist, usage, calls, error = await run(backend, for_schema(params), task, retries)
     if checklist is not None:
         return BuiltChecklist(checklist, usage, calls, degraded=False)
     log.warning("checklist generation degraded to the generic pack: %s", error)
-    fallback = (packs or PackLibrary()).generic(task.language)
+    fallback = packs.generic(task.language)
     # the pre-pass needs no model: its checks hold even when the agents failed
     fallback = fallback.model_copy(update={"checks": task.found})
     return BuiltChecklist(fallback, usage, calls, degraded=True, error=error)

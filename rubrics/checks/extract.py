@@ -4,12 +4,13 @@ reading their answer back, and merging it with the pre-pass.
 Strict structured-output modes take no `oneOf`, so one check is a flattened object: the kind
 (an enum of the registry), the request words it came from, the count fields (relation, n,
 upper) and one `text` field for the kind's other parameter, each nullable; a kind reads the
-fields it uses and ignores the rest. An agent's check is
-kept only if the pre-pass found the same requirement, or its quote really occurs in the
-request (whitespace and case aside) and says that kind of requirement (`supports`): a count
-quotes a number, a keyword quotes its word, a title quotes "title" or "<<"... A check the
-request does not say would fail good answers; a small agent quotes any words of the request
-("The sky is blue") for any kind.
+fields it uses and ignores the rest. An agent's check is kept only if the pre-pass found the
+same requirement, or its quote really occurs in the request (whitespace and case aside) and
+says that kind of requirement (`supports`): a count quotes its number and what it counts, a
+keyword quotes its word, a title quotes "title" or "<<"... A check the request does not say
+would fail good answers; a small agent quotes any words of the request ("The sky is blue") for
+any kind, and reads a count from any number ("List exactly 3 benefits" as a word count of at
+least 3).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from rubrics.checks.base import MAX_COUNT, RELATIONS, ParamsInvalid, fold
 from rubrics.checks.kinds import KINDS
 from rubrics.checks.model import Check
+from rubrics.checks.numbers import EN_NUMBER, TOLERANCE, ZH_NUMBER, to_int
 
 MAX_AGENT_CHECKS = 6
 QUOTE_CHARS = 200
@@ -30,9 +32,6 @@ COUNT_FIELDS = ("relation", "n", "upper")
 TEXT_CHARS = 200
 
 
-_NUMBER = (r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|"
-           r"twenty|thirty|forty|fifty|hundred|thousand|once|twice|thrice|single|dozen)\b|"
-           r"[一二两三四五六七八九十百千万]")
 # What a quote must say for an agent's check of each kind to stand on it; a kind whose
 # parameter is a word or phrase must also quote that word or phrase (`_QUOTES_PARAM`).
 CUES: dict[str, re.Pattern[str]] = {kind: re.compile(cue, re.I) for kind, cue in {
@@ -52,16 +51,42 @@ CUES: dict[str, re.Pattern[str]] = {kind: re.compile(cue, re.I) for kind, cue in
     "xml_tag": r"<|\btags?\b|标签",
     "field_marker": r"\[\[|marker|field|字段",
     "letter_frequency": r"letter|字母",
+    # a count's quote names what it counts: "List exactly 3 benefits" is no word count
+    "word_count": r"word|字|词",
+    "char_count": r"char|letter|字",
+    "sentence_count": r"sentence|句",
+    "paragraph_count": r"paragraph|段",
+    "bullet_count": r"bullet|point|item|list|dash|要点|条|项|列",
+    "numbered_count": r"number|list|item|step|point|条|项|步|列",
+    "section_count": r"section|part|chapter|部分|章|节",
+    "heading_count": r"heading|header|title|标题",
+    "highlight_count": r"highlight|bold|emphas|italic|\*|突出|加粗|强调|标记",
+    "placeholder_count": r"placeholder|\[|占位",
 }.items()}
 _QUOTES_PARAM = {"keyword": "word", "forbidden_word": "word", "starts_with": "phrase",
                  "ends_with": "phrase", "xml_tag": "tag", "field_marker": "name"}
 
 
+def _quotes_count(check: Check, quote: str) -> bool:
+    """Does `quote` write the check's count: a number in it is N or the upper bound (one off
+    for "fewer than 50", within the tolerance of "about"), or lies between them."""
+    lo, hi = check.params.get("n"), check.params.get("upper")
+    for raw in re.findall(f"{EN_NUMBER}|{ZH_NUMBER}", quote, re.I):
+        q = to_int(raw)
+        if q is None:
+            continue
+        slack = max(1, round(q * TOLERANCE))
+        if any(b is not None and abs(b - q) <= slack for b in (lo, hi)) \
+                or (lo is not None and hi is not None and lo <= q <= hi):
+            return True
+    return False
+
+
 def supports(check: Check, quote: str) -> bool:
-    """Does `quote` state a requirement of the check's kind: a number for a count, the kind's
+    """Does `quote` state a requirement of the check's kind: the count it asks for, the kind's
     cue word, and the word, phrase, tag or field name the check is about where it has one."""
-    if "relation" in check.params and not re.search(_NUMBER, quote, re.I) \
-            and check.kind not in ("keyword", "letter_frequency"):
+    if "relation" in check.params and check.kind not in ("keyword", "letter_frequency") \
+            and not _quotes_count(check, quote):
         return False
     cue = CUES.get(check.kind)
     if cue is not None and not cue.search(quote):

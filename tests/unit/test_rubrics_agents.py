@@ -90,15 +90,34 @@ async def test_chinese_query_gets_the_chinese_instruction():
 async def test_invalid_answer_is_retried_with_the_error():
     backend = ScriptedBackend([
         open_answer(), axial_answer(),
-        selective_answer(names=NAMES[:2]),          # too few dimensions
+        selective_answer(bands=1),                  # no dimension with two bands
         selective_answer(bands=6),                  # too many bands
         selective_answer(),
     ])
     built = await build_checklist(backend, ENGLISH, PARAMS)
     assert not built.degraded and built.calls == 5
     retry = backend.calls[3].messages
-    assert retry[-2]["role"] == "assistant" and "only 2 usable dimensions" in retry[-1]["content"]
+    assert retry[-2]["role"] == "assistant" and "only 0 usable dimensions" in retry[-1]["content"]
     assert "6 usable bands" in backend.calls[4].messages[-1]["content"]
+
+
+async def test_a_short_answer_is_filled_in_without_a_retry():
+    # What Qwen2.5-Coder-1.5B writes with no constrained decoding: two dimensions, each with
+    # only its lowest and highest band, and one with a single band.
+    dims = rubric(NAMES[:2], bands=2) + rubric(["Tone"], bands=1)
+    backend = ScriptedBackend([json.dumps({"candidates": [], "dimensions": dims})])
+    built = await build_checklist(backend, ENGLISH, PARAMS, mode="fused")
+    assert built.calls == 1 and not built.degraded
+    ck = built.checklist
+    generic = PackLibrary().generic("en")
+    assert [d.name for d in ck.dimensions] == [*NAMES[:2], *(
+        d.name for d in generic.dimensions[:2])]
+    assert [b.description for b in ck.dimensions[0].bands] == [
+        "Audience fit level 0", "The response meets about half of it: checks Audience fit.",
+        "Audience fit level 1"]
+    assert [(b.low, b.high) for b in ck.dimensions[0].bands] == [(1, 2), (3, 4), (5, 6)]
+    assert ck.dimensions[2] == generic.dimensions[0]
+    assert ck.source == "generated"
 
 
 async def test_obvious_faults_are_repaired_without_a_retry():

@@ -160,6 +160,21 @@ def test_a_quote_that_states_the_kind_keeps_the_check(kind, quote, fields):
     assert from_agent(flat(kind, quote, **fields), request) is not None
 
 
+@pytest.mark.parametrize("kind, quote, fields, kept", [
+    # Qwen2.5-Coder-1.5B as the agent under no constrained decoding
+    ("word_count", "List exactly 3 benefits", dict(relation="at least", n=3), False),
+    ("word_count", "a two-sentence note", dict(relation="between", n=10, upper=20), False),
+    ("bullet_count", "List exactly 3 benefits", dict(relation="exactly", n=3), True),
+    ("sentence_count", "a two-sentence note", dict(relation="exactly", n=2), True),
+    ("word_count", "about 200 words", dict(relation="between", n=160, upper=240), True),
+    ("word_count", "about 200 words", dict(relation="at least", n=20), False),
+    ("char_count", "不少于八百字", dict(relation="at least", n=80), False),
+])
+def test_a_count_stands_on_its_number_and_what_it_counts(kind, quote, fields, kept):
+    request = "List exactly 3 benefits in a two-sentence note of about 200 words. 不少于八百字"
+    assert (from_agent(flat(kind, quote, **fields), request) is not None) is kept
+
+
 async def test_the_pre_pass_reads_standing_instructions_and_the_target_turn_only():
     conversation = [
         {"role": "system", "content": "Always answer in JSON format."},
