@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Generic, TypeVar
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from llm.base import Backend, JsonSchema
 from llm.errors import InvalidRequest, UpstreamError
+from llm.truncated import closed_prefixes
 from llm.types import ChatParams, Message, Usage
 
 RETRY = ("Your previous answer could not be used: {error}\n"
@@ -143,7 +144,7 @@ async def ask(backend: Backend, messages: Sequence[Message], params: ChatParams,
     conversation = list(messages)
     usage, calls, error = Usage(), 0, None
     for _ in range(retries + 1):
-        calls += 1
+        calls, error = calls + 1, None
         try:
             completion = await backend.chat(conversation, params, schema=schema)
         except UpstreamError as exc:
@@ -152,14 +153,19 @@ async def ask(backend: Backend, messages: Sequence[Message], params: ChatParams,
             continue
         usage += completion.usage
         try:
-            return Answer(accept(model.model_validate(parse_json(completion.text))),
-                          usage, calls)
-        except ValidationError as exc:
-            error = describe_error(exc)
+            documents: Iterable[Any] = (parse_json(completion.text),)
         except AnswerInvalid as exc:
-            error = str(exc)
-        except InvalidRequest as exc:
-            error = exc.message
+            # cut short (the token budget ran out inside an element): its complete elements
+            error, documents = str(exc), closed_prefixes(completion.text)
+        for document in documents:
+            try:
+                return Answer(accept(model.model_validate(document)), usage, calls)
+            except ValidationError as exc:
+                error = error or describe_error(exc)
+            except AnswerInvalid as exc:
+                error = error or str(exc)
+            except InvalidRequest as exc:
+                error = error or exc.message
         conversation = [*conversation, {"role": "assistant", "content": completion.text},
                         {"role": "user", "content": RETRY.format(error=error)}]
     return Answer(None, usage, calls, error)
