@@ -58,18 +58,23 @@ def for_schema(params: ChatParams) -> ChatParams:
 
 
 def parse_json(text: str) -> Any:
-    """JSON from a model's answer, tolerating a code fence or prose around one object."""
+    """JSON from a model's answer, tolerating a code fence or prose around one object, and
+    raw line breaks and tabs inside its strings (llama-cpp-python's grammar lets SmolLM2
+    write them)."""
     match = _FENCE.match(text)
     body = match[1] if match else text.strip()
-    try:
-        return orjson.loads(body)
-    except ValueError:
-        start, end = body.find("{"), body.rfind("}")
-        if 0 <= start < end:
-            try:
-                return orjson.loads(body[start:end + 1])
-            except ValueError:
-                pass
+    start, end = body.find("{"), body.rfind("}")
+    for candidate in (body, body[start:end + 1] if 0 <= start < end else None):
+        if candidate is None:
+            continue
+        try:
+            return orjson.loads(candidate)
+        except ValueError:
+            pass
+        try:
+            return json.loads(candidate, strict=False)
+        except ValueError:
+            pass
     raise AnswerInvalid("the answer is not a JSON object")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
+import json
 
 _CLOSE = {"{": "}", "[": "]"}
 
@@ -61,6 +61,6 @@ def closed_prefixes(text: str, limit: int = 8) -> Iterator[Any]:
             return
         tried += 1
         try:
-            yield orjson.loads(body[:end] + closers)
+            yield json.loads(body[:end] + closers, strict=False)
         except ValueError:
             continue

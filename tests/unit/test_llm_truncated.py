@@ -72,3 +72,12 @@ async def test_a_prefix_the_caller_refuses_is_retried_with_the_parse_error():
 
 def _refuse() -> Rubric:
     raise AnswerInvalid("too few dimensions")
+
+
+def test_raw_line_breaks_inside_strings_are_read():
+    # what llama-cpp-python's grammar let SmolLM2 write inside an evidence string
+    from llm.structured import parse_json
+    assert parse_json('{"evidence": "[7, 8]\n<response>\n- walk", "score": 5}') == {
+        "evidence": "[7, 8]\n<response>\n- walk", "score": 5}
+    assert next(closed_prefixes('{"items": [{"e": "a\tb"}, {"e": "c')) == {
+        "items": [{"e": "a\tb"}]}
