@@ -153,7 +153,9 @@ class _Task:
                     "checks": checks_schema()})
 
     def fused_schema(self) -> JsonSchema:
-        return obj({"candidates": array(_candidate_schema(), 0, MAX_CANDIDATES),
+        # In one call the candidates only lead into the dimensions: a small model fills an
+        # array to its bound, and 24 candidates spent SmolLM2's whole budget before them.
+        return obj({"candidates": array(_candidate_schema(), 0, self.n_max),
                     "dimensions": array(_rubric_schema(text(NAME, 1)), self.n_min,
                                         self.n_max),
                     "checks": checks_schema()})
