@@ -30,6 +30,7 @@ from llm.structured import (
     parse_json,
     system_user,
 )
+from llm.truncated import closed_prefixes
 from llm.types import ChatParams, Message, Usage
 from rubrics.budget import QUOTE, fitted
 from rubrics.checklist import Band, Checklist, Dimension, DimensionScore, Evaluation, name_key
@@ -120,7 +121,10 @@ def _read_joint(text: str, pending: Sequence[Dimension]) -> tuple[list[Dimension
     try:
         data = parse_json(text)
     except AnswerInvalid as exc:
-        return [], str(exc)
+        # cut short by the token budget: the dimensions scored before the cut still count
+        data = next(closed_prefixes(text), None)
+        if data is None:
+            return [], str(exc)
     scores: Any = data.get("scores") if isinstance(data, dict) else None
     if isinstance(scores, list):
         scores = {str(s.get("name")): s for s in scores if isinstance(s, dict)}

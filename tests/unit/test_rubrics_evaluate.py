@@ -69,6 +69,18 @@ async def test_out_of_range_and_fractional_scores_are_clamped():
     assert not result.degraded and result.calls == 1
 
 
+async def test_an_answer_cut_short_keeps_its_scores_and_asks_only_for_the_rest():
+    full = joint(Form=(8, "Cold rain on the roof"), Imagery=(9, "maple leaves drift in puddles"))
+    cut = full[:full.index('"Imagery"') + 20]      # the token budget ran out inside Imagery
+    backend = ScriptedBackend([cut, joint(Imagery=(7, "maple leaves drift in puddles"),
+                                          **{"Seasonal word": (1, "no season word")})])
+    result = await evaluate(backend, QUERY, TEXT, make_checklist(), PARAMS)
+    assert not result.degraded and result.calls == 2
+    assert [s.score for s in result.evaluation.scores] == [8, 7, 1]
+    assert set(backend.calls[1].schema["properties"]["scores"]["properties"]) == {
+        "Imagery", "Seasonal word"}
+
+
 async def test_missing_dimensions_are_retried_alone_then_scored_at_minimum():
     ck = make_checklist()
     backend = ScriptedBackend([
