@@ -38,7 +38,7 @@ from llm.schemas import (
 from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
 from llm.types import ChatParams, Message, Usage
 from rubrics.budget import NAME, REASON, SENTENCE, fitted
-from rubrics.checklist import ANY, Checklist, Limits, name_key
+from rubrics.checklist import ANY, Checklist, Dimension, Limits, name_key
 from rubrics.checks.extract import checks_schema, from_agent, kinds_prompt, merge
 from rubrics.checks.model import Check
 from rubrics.checks.prepass import prepass
@@ -124,7 +124,7 @@ class _Task:
     step: int
     request: str = ""                 # what an agent's check quote must occur in
     found: tuple[Check, ...] = ()     # the pre-pass's checks
-    spare: tuple[dict[str, Any], ...] = ()  # the generic pack's dimensions, to top up with
+    spare: tuple[Dimension, ...] = ()  # the generic pack's dimensions, to top up with
 
     @property
     def limits(self) -> Limits:
@@ -194,11 +194,10 @@ class _Task:
         if not dims or len(dims) >= self.n_min:
             return []
         have = {name_key(d["name"]) for d in dims}
-        extra = [d for d in self.spare if name_key(d["name"]) not in have]
-        extra = extra[:self.n_min - len(dims)]
+        extra = [d for d in self.spare if name_key(d.name) not in have][:self.n_min - len(dims)]
         log.info("checklist topped up with %d generic dimensions (%s): the agents wrote %d",
-                 len(extra), ", ".join(d["name"] for d in extra), len(dims))
-        return extra
+                 len(extra), ", ".join(d.name for d in extra), len(dims))
+        return [d.model_dump(mode="json") for d in extra]
 
 
 def _between(bands: Sequence[str]) -> list[str]:
@@ -314,7 +313,7 @@ async def build_checklist(backend: Backend, query_messages: Sequence[Message],
     found = await asyncio.to_thread(prepass, "\n".join([*standing, target]))
     packs = packs or PackLibrary()
     language = detect_language(target)
-    spare = tuple(d.model_dump(mode="json") for d in packs.generic(language).dimensions)
+    spare = packs.generic(language).dimensions
     task = _Task(render_conversation(query_messages), language, n_min, n_max,
                  step, request=request, found=found, spare=spare)
     run = _fused if mode == "fused" else _three_agent
