@@ -53,6 +53,7 @@ class EvaluationResult:
     calls: int
     degraded: bool
     checklist: Checklist
+    error: str = ""  # why some dimensions went unscored: the last answer's fault or upstream error
 
     @property
     def total(self) -> float:
@@ -177,11 +178,11 @@ def _with(task: str, contrast: str) -> str:
 
 async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist: Checklist,
                  params: ChatParams, retries: int,
-                 contrast: str = "") -> tuple[dict[str, DimensionScore], Usage, int]:
+                 contrast: str = "") -> tuple[dict[str, DimensionScore], Usage, int, str]:
     pending = list(checklist.dimensions)
     found: dict[str, DimensionScore] = {}
     held: dict[str, DimensionScore] = {}  # scored without a quote, re-asked
-    usage, calls = Usage(), 0
+    usage, calls, error = Usage(), 0, ""
     messages = judge_messages(query, checklist, _with(render(
         "judge_joint", scoring=render("judge_scoring").strip(), text=text), contrast))
     for _ in range(retries + 1):
@@ -189,7 +190,8 @@ async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist:
         try:
             call, schema = fitted(params, joint_schema(pending))
             completion = await judge.chat(messages, call, schema=schema)
-        except UpstreamError:
+        except UpstreamError as exc:
+            error = f"upstream error: {exc}"
             continue
         usage += completion.usage
         scored, error = _read_joint(completion.text, pending)
@@ -206,17 +208,17 @@ async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist:
                     {"role": "user", "content": RETRY.format(error=error)}]
     for name, score in held.items():  # the re-ask never came back: the first answer, flagged
         found.setdefault(name, _flagged(score))
-    return found, usage, calls
+    return found, usage, calls, error if pending else ""
 
 
 async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
                          checklist: Checklist, params: ChatParams, retries: int,
                          concurrency: int,
-                         contrast: str = "") -> tuple[dict[str, DimensionScore], Usage, int]:
+                         contrast: str = "") -> tuple[dict[str, DimensionScore], Usage, int, str]:
     semaphore = asyncio.Semaphore(concurrency)
     conversation = render_conversation(query)
 
-    async def one(dim: Dimension) -> tuple[DimensionScore | None, Usage, int]:
+    async def one(dim: Dimension) -> tuple[DimensionScore | None, Usage, int, str]:
         # One criterion per call, as WritingBench's judge sees it; the text comes before
         # it, so the calls for one text share everything up to the criterion as a prefix.
         messages = system_user(render("judge_system"), _with(render(
@@ -238,7 +240,8 @@ async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
             answer = await ask(judge, messages, call, Judged, accept,
                                retries=retries, schema=schema)
         value = answer.value if answer.value is not None else (held[0] if held else None)
-        return value, answer.usage, answer.calls
+        error = "" if value is not None else f"{dim.name}: {answer.error}"
+        return value, answer.usage, answer.calls, error
 
     tasks = [asyncio.ensure_future(one(d)) for d in checklist.dimensions]
     try:
@@ -248,9 +251,10 @@ async def _per_dimension(judge: Backend, query: Sequence[Message], text: str,
         for task in tasks:
             task.cancel()
         raise
-    found = {s.name: s for s, _, _ in results if s is not None}
-    usage = sum((u for _, u, _ in results), Usage())
-    return found, usage, sum(c for _, _, c in results)
+    found = {s.name: s for s, _, _, _ in results if s is not None}
+    usage = sum((u for _, u, _, _ in results), Usage())
+    errors = "; ".join(e for _, _, _, e in results if e)
+    return found, usage, sum(c for _, _, c, _ in results), errors
 
 
 async def evaluate(judge_backend: Backend, query_messages: Sequence[Message], text: str,
@@ -266,13 +270,13 @@ async def evaluate(judge_backend: Backend, query_messages: Sequence[Message], te
         raise InvalidRequest(f"bad evaluation bounds retries={retries} concurrency={concurrency}")
     params = for_schema(params)
     if mode == "joint":
-        found, usage, calls = await _joint(judge_backend, query_messages, text, checklist,
-                                           params, retries, contrast)
+        found, usage, calls, error = await _joint(judge_backend, query_messages, text,
+                                                  checklist, params, retries, contrast)
     else:
-        found, usage, calls = await _per_dimension(judge_backend, query_messages, text,
-                                                   checklist, params, retries, concurrency,
-                                                   contrast)
+        found, usage, calls, error = await _per_dimension(
+            judge_backend, query_messages, text, checklist, params, retries, concurrency, contrast)
     scores = tuple(found.get(d.name) or d.scored(d.scale_min) for d in checklist.dimensions)
     evaluation = Evaluation(scores=scores)
     degraded = len(found) < len(checklist.dimensions)
-    return EvaluationResult(evaluation, usage, calls, degraded, checklist)
+    return EvaluationResult(evaluation, usage, calls, degraded, checklist,
+                            error if degraded else "")

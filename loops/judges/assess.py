@@ -156,7 +156,8 @@ class Assessor:
         # judgement the loop may keep or discard a text on.
         if result.degraded:
             return Assessment(None, None, result.usage, result.calls,
-                              error="some dimensions were never scored")
+                              error=f"some dimensions were never scored ({result.error})"
+                              if result.error else "some dimensions were never scored")
         return Assessment(result.evaluation, None, result.usage, result.calls)
 
     async def _fused(self, query: Sequence[Message], text: str, checklist: Checklist,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from llm.errors import UpstreamUnavailable
+from llm.errors import UpstreamError, UpstreamUnavailable
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams, Completion
 from rubrics.checklist import Checklist
@@ -96,6 +96,23 @@ async def test_missing_dimensions_are_retried_alone_then_scored_at_minimum():
                                                                        "Seasonal word"}
     assert '"Imagery", "Seasonal word"' in retry.messages[-1]["content"]
     result.evaluation.validate_against(ck)
+    # the cause names the dimensions the last answer left out
+    assert result.error == 'no valid evidence and integer score for: ["Imagery", "Seasonal word"]'
+
+
+async def test_an_upstream_refusal_of_every_try_is_the_cause_given():
+    refusal = UpstreamError("upstream returned HTTP 500: failed to parse grammar")
+    backend = ScriptedBackend([refusal, refusal])
+    result = await evaluate(backend, QUERY, TEXT, make_checklist(), PARAMS, retries=1)
+    assert result.degraded and result.calls == 2
+    assert result.error == "upstream error: upstream returned HTTP 500: failed to parse grammar"
+
+
+async def test_a_full_evaluation_gives_no_cause():
+    backend = ScriptedBackend([joint(Form=(6, "a"), Imagery=(5, "b"),
+                                     **{"Seasonal word": (1, "c")})])
+    result = await evaluate(backend, QUERY, TEXT, make_checklist(), PARAMS)
+    assert not result.degraded and result.error == ""
 
 
 async def test_per_dimension_makes_one_concurrent_call_per_dimension():
@@ -148,6 +165,7 @@ async def test_per_dimension_degrades_only_the_dimension_that_fails():
                             PARAMS, mode="per_dimension", retries=1)
     assert result.degraded and result.calls == 2 + 2
     assert result.evaluation.scores[1].score == 1 and result.evaluation.scores[1].evidence == ""
+    assert result.error.startswith("Imagery: ") and "Form" not in result.error
 
 
 async def test_upstream_outage_raises():
