@@ -10,10 +10,9 @@ and gets the brackets still open; the caller validates them, longest first.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
-
-import json
 
 _CLOSE = {"{": "}", "[": "]"}
 

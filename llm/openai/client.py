@@ -35,29 +35,10 @@ from llm.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from llm.openai.dialects import (
-    FORMS,
-    PROBE_MAX_TOKENS,
-    PROBE_MESSAGES,
-    PROBE_ORDER,
-    PROBE_SCHEMA,
-    SETTINGS,
-    Dialect,
-    dialect,
-    engine_of,
-    loosen,
-    shape,
-    size_bound,
-)
-from llm.openai.wire import (
-    SSEParser,
-    chunk_choice,
-    completion_of,
-    conformed,
-    loads_event,
-    probe_outcome,
-    usage_of,
-)
+from llm.openai.dialects import FORMS, SETTINGS, Dialect, dialect, engine_of
+from llm.openai.probe import probe
+from llm.openai.request import DEFAULT_DIALECT, request_body
+from llm.openai.wire import SSEParser, chunk_choice, completion_of, conformed, loads_event, usage_of
 from llm.retry import (
     backoff_delay,
     error_for_status,
@@ -179,7 +160,8 @@ class OpenAIBackend:
     async def chat(self, messages: Sequence[Message], params: ChatParams,
                    schema: JsonSchema | None = None) -> Completion:
         spoken = await self._dialect_for_call() if schema is not None else None
-        payload, loosened = self._payload(messages, params, schema, stream=False, dialect=spoken)
+        payload, loosened = request_body(messages, params, schema, model=self.model,
+                                         stream=False, dialect=spoken)
         started = time.perf_counter()
         try:
             _, _, raw = await self._post(payload, read_body=True)
@@ -199,7 +181,8 @@ class OpenAIBackend:
     async def stream(self, messages: Sequence[Message], params: ChatParams,
                      schema: JsonSchema | None = None) -> AsyncIterator[Chunk]:
         spoken = await self._dialect_for_call() if schema is not None else None
-        payload, _ = self._payload(messages, params, schema, stream=True, dialect=spoken)
+        payload, _ = request_body(messages, params, schema, model=self.model, stream=True,
+                                  dialect=spoken)
         started = time.perf_counter()
         usage: Usage | None = None
         failure: BaseException | None = None
@@ -286,56 +269,13 @@ class OpenAIBackend:
             return True
         return False
 
-    # -- plumbing -----------------------------------------------------------------------------
-    def _payload(self, messages: Sequence[Message], params: ChatParams,
-                 schema: JsonSchema | None, *, stream: bool,
-                 dialect: Dialect | None = None) -> tuple[bytes, bool]:
-        """The request body, and whether the upstream was left part of `schema` to enforce
-        (a loosened schema, or `none`): then the answer is conformed to `schema` here."""
-        # Typed fields win over `extra`, which otherwise reaches the upstream verbatim.
-        body: dict[str, Any] = dict(params.extra) if params.extra else {}
-        body["model"] = params.model or self.model
-        body["messages"] = messages if isinstance(messages, list | tuple) else list(messages)
-        for key, value in (
-            ("temperature", params.temperature), ("top_p", params.top_p),
-            ("max_tokens", params.max_tokens), ("seed", params.seed),
-            ("presence_penalty", params.presence_penalty),
-            ("frequency_penalty", params.frequency_penalty), ("tools", params.tools),
-            ("tool_choice", params.tool_choice), ("logprobs", params.logprobs),
-            ("top_logprobs", params.top_logprobs), ("user", params.user),
-            ("response_format", params.response_format),
-        ):
-            if value is not None:
-                body[key] = value
-        if params.stop is not None:
-            body["stop"] = list(params.stop)
-        if params.n != 1:
-            body["n"] = params.n
-        loosened = False
-        if schema is not None:
-            spoken = dialect or _DEFAULT_DIALECT
-            sent = loosen(schema, spoken.rules)
-            loosened = sent != schema or not spoken.constrained
-            shape(body, spoken.form, sent)
-            if loosened and params.max_tokens is None:
-                bound = size_bound(schema)  # what the dropped bounds no longer cap
-                if bound is not None:
-                    body["max_tokens"] = bound
-        if stream:
-            body["stream"] = True
-            body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
-        elif params.extra:  # a stray `stream` in extra would turn the JSON answer into SSE
-            body.pop("stream", None)
-            body.pop("stream_options", None)
-        return orjson.dumps(body), loosened
-
     # -- the structured-output dialect ---------------------------------------------------------
     async def _dialect_for_call(self) -> Dialect:
         if self._dialect is None:
             await self._decide()
         # Undecided (the upstream is down): the standard form, which the call's own errors
         # then report; the next call probes again.
-        return self._dialect or _DEFAULT_DIALECT
+        return self._dialect or DEFAULT_DIALECT
 
     def _set_dialect(self, chosen: Dialect, how: str) -> None:
         self._dialect, self._decided_by = chosen, how
@@ -357,8 +297,8 @@ class OpenAIBackend:
                 if self.structured == "json_schema":
                     self._set_dialect(dialect("json_schema", engine), "setting")
                     return
-                chosen = await self._probe(session, upstream, engine,
-                                           now + self.structured_probe_timeout)
+                chosen = await probe(session, upstream.url, self.model, engine,
+                                     now + self.structured_probe_timeout, self._probed)
             except (aiohttp.ClientError, TimeoutError) as exc:
                 log.warning("structured outputs: the upstream %s did not answer the probe "
                             "(%r); deciding at the next structured call", upstream.url, exc)
@@ -377,43 +317,6 @@ class OpenAIBackend:
             return engine_of(orjson.loads(raw).get("data") or [])
         except (orjson.JSONDecodeError, AttributeError):
             return None
-
-    async def _probe(self, session: aiohttp.ClientSession, upstream: Upstream,
-                     engine: str | None, deadline: float) -> Dialect | None:
-        """The first form of PROBE_ORDER whose answer keeps what the form guarantees; `none`
-        when every one is refused, not supported or broken; None when the upstream stops
-        answering. What each form did is kept for /health: chosen, refused (HTTP status),
-        not supported (the server dropped the field), broke the schema (how), not tried."""
-        self._probed = {}
-        for form in PROBE_ORDER:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self._probed[form] = "not tried: the probe ran out of time"
-                return None
-            outcome = await self._try_form(session, upstream, dialect(form, engine), left)
-            self._probed[form] = outcome
-            if outcome == "ok":
-                self._probed[form] = "chosen"
-                for later in PROBE_ORDER[PROBE_ORDER.index(form) + 1:]:
-                    self._probed[later] = f"not tried: {form} was chosen first"
-                return dialect(form, engine)
-            if outcome.startswith("no answer"):
-                return None
-        return dialect("none", engine)
-
-    async def _try_form(self, session: aiohttp.ClientSession, upstream: Upstream,
-                        spoken: Dialect, seconds: float) -> str:
-        body: dict[str, Any] = {"model": self.model, "messages": list(PROBE_MESSAGES),
-                                "max_tokens": PROBE_MAX_TOKENS, "temperature": 0}
-        shape(body, spoken.form, loosen(PROBE_SCHEMA, spoken.rules))
-        try:
-            async with session.post(upstream.url + "/chat/completions", data=orjson.dumps(body),
-                                    timeout=aiohttp.ClientTimeout(total=seconds)) as resp:
-                raw = await resp.read()
-                status = resp.status
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            return f"no answer ({type(exc).__name__})"
-        return probe_outcome(status, raw, self.model)
 
     async def _post(self, payload: bytes, *, read_body: bool,
                     ) -> tuple[Upstream, aiohttp.ClientResponse, bytes]:
@@ -500,5 +403,3 @@ class OpenAIBackend:
         if self.on_call is not None:
             self.on_call(time.perf_counter() - started, exc is None, kind, usage)
 
-
-_DEFAULT_DIALECT = dialect("json_schema")
