@@ -195,6 +195,10 @@ async def _joint(judge: Backend, query: Sequence[Message], text: str, checklist:
             continue
         usage += completion.usage
         scored, error = _read_joint(completion.text, pending)
+        if completion.finish_reason == "length" and not scored:
+            error = (f"the answer was cut short at its token budget "
+                     f"({completion.usage.completion_tokens} tokens) before any dimension "
+                     f"was complete; keep each evidence to a sentence")
         scored, again = _check_quotes(scored, text, held)
         if again:
             missing = [d.name for d in pending

@@ -6,9 +6,12 @@ answers `response_format={"type": "json_schema", ...}` with a 500 and wants
 `{"type": "json_object", "schema": ...}`; llama.cpp's grammar builder refuses (and has
 crashed on) a string `maxLength` near a thousand; older vLLM reads the schema from the extra
 field `guided_json`, newer vLLM from `structured_outputs`. A `Dialect` is one request form
-plus the keyword rules of the engine behind it. What a dialect leaves out of the schema it
-sends is enforced after parsing (`llm.structured.conform`) against the caller's full schema,
-and a dropped length bound is replaced by a `max_tokens` bound when the call has none.
+plus the keyword rules of the engine behind it. A length or count bound longer than the
+engine compiles is sent at the engine's limit (a tighter schema, so the decoder still stops
+every string: an unbounded string lets a small model fill its whole token budget with one
+field). What a dialect leaves out or tightens is enforced after parsing
+(`llm.structured.conform`) against the caller's full schema, and a call without `max_tokens`
+gets the full schema's size bound.
 """
 
 from __future__ import annotations
@@ -122,10 +125,16 @@ def _loosen(node: Any, rules: Rules) -> Any:
     for key, value in node.items():
         if rules.keywords is not None and key not in rules.keywords:
             continue
-        if key in ("maxLength", "minLength") and _over(value, rules.string_bound):
-            continue
-        if key in ("maxItems", "minItems") and _over(value, rules.items_bound):
-            continue
+        bound = _BOUNDED.get(key)
+        if bound is not None:
+            limit = getattr(rules, bound[0])
+            if _over(value, limit):
+                # A longer bound than the engine compiles is sent at the engine's limit (every
+                # answer then still fits the caller's schema), unless that would fall below
+                # the minimum; a minimum over the limit is only checked after parsing.
+                if key.startswith("max") and not _over(node.get(bound[1], 0), limit):
+                    out[key] = limit
+                continue
         if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
             out[key] = {name: _loosen(sub, rules) for name, sub in value.items()}
         elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems"):
@@ -133,6 +142,10 @@ def _loosen(node: Any, rules: Rules) -> Any:
         else:
             out[key] = value
     return out
+
+
+_BOUNDED = {"maxLength": ("string_bound", "minLength"), "minLength": ("string_bound", ""),
+            "maxItems": ("items_bound", "minItems"), "minItems": ("items_bound", "")}
 
 
 def _over(value: Any, bound: int | None) -> bool:

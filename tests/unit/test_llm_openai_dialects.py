@@ -15,6 +15,8 @@ from bench.fakes.writer import REVISION_MARK, WriterResponder
 from llm.openai import OpenAIBackend
 from llm.openai.dialects import (
     LLAMA_CPP,
+    LLAMA_ITEMS_BOUND,
+    LLAMA_STRING_BOUND,
     PROBE_ORDER,
     SCHEMA_INSTRUCTION,
     dialect,
@@ -161,20 +163,30 @@ async def test_an_unreachable_upstream_leaves_start_up_quick_and_undecided() -> 
 
 
 # -- what is sent, and what is enforced after ----------------------------------------------------
-def test_llama_rules_drop_long_bounds_and_unknown_keywords_and_keep_the_rest() -> None:
+def test_llama_rules_cut_long_bounds_to_their_limit_drop_unknown_keywords_keep_the_rest(
+        ) -> None:
     schema = obj({"evidence": text(EVIDENCE_CHARS), "name": text(80),
                   "tags": {"type": "array", "items": text(40), "maxItems": 500,
                            "uniqueItems": True},
                   "kind": {"type": "string", "enum": ["a", "b"]}, "score": integer(1, 10)})
     sent = loosen(schema, LLAMA_CPP)
     props = sent["properties"]
-    assert "maxLength" not in props["evidence"] and props["name"]["maxLength"] == 80
-    assert "maxItems" not in props["tags"] and "uniqueItems" not in props["tags"]
+    assert props["evidence"]["maxLength"] == LLAMA_STRING_BOUND
+    assert props["name"]["maxLength"] == 80
+    assert props["tags"]["maxItems"] == LLAMA_ITEMS_BOUND and "uniqueItems" not in props["tags"]
     assert props["tags"]["items"]["maxLength"] == 40
     assert props["kind"]["enum"] == ["a", "b"] and props["score"] == integer(1, 10)
     assert sent["required"] == schema["required"] and sent["additionalProperties"] is False
     assert schema["properties"]["evidence"]["maxLength"] == EVIDENCE_CHARS  # input kept
     assert loosen(schema, dialect("json_schema").rules) is schema
+
+
+def test_a_minimum_over_the_limit_is_dropped_with_its_maximum() -> None:
+    long = {"type": "string", "minLength": 300, "maxLength": 900}
+    assert loosen(long, LLAMA_CPP) == {"type": "string"}
+    wide = {"type": "array", "items": text(10), "minItems": 3, "maxItems": 500}
+    assert loosen(wide, LLAMA_CPP) == {"type": "array", "items": text(10), "minItems": 3,
+                                       "maxItems": LLAMA_ITEMS_BOUND}
 
 
 def test_conform_cuts_strings_to_the_full_schema_bounds() -> None:
@@ -191,7 +203,7 @@ def test_the_size_bound_covers_the_longest_valid_answer() -> None:
     assert size_bound({"type": "array", "items": text(10)}) is None  # no maxItems
 
 
-async def test_a_long_max_length_never_reaches_llama_cpp_and_is_enforced_on_the_answer(
+async def test_a_long_max_length_reaches_llama_cpp_at_its_limit_and_is_enforced_after(
         fake: FakeUpstream, closing: list[OpenAIBackend]) -> None:
     fake.structured = "json_object_schema"
     backend = await started(fake)
@@ -204,7 +216,7 @@ async def test_a_long_max_length_never_reaches_llama_cpp_and_is_enforced_on_the_
         fake.responder = WriterResponder(draft_score=0.5, step=0.2)
     sent = fake.bodies[-1]["response_format"]
     assert sent["type"] == "json_object"
-    assert "maxLength" not in sent["schema"]["properties"]["evidence"]
+    assert sent["schema"]["properties"]["evidence"]["maxLength"] == LLAMA_STRING_BOUND
     assert fake.bodies[-1]["max_tokens"] == size_bound(JUDGED)  # the bound that replaces it
     assert orjson.loads(answer.text) == {"evidence": "y" * EVIDENCE_CHARS, "score": 4}
 

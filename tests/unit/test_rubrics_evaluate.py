@@ -9,7 +9,7 @@ import pytest
 
 from llm.errors import UpstreamError, UpstreamUnavailable
 from llm.scripted import ScriptedBackend
-from llm.types import ChatParams, Completion
+from llm.types import ChatParams, Choice, Completion
 from rubrics.checklist import Checklist
 from rubrics.evaluate import Judged, evaluate
 from rubrics.evidence import FLAG, quoted
@@ -106,6 +106,24 @@ async def test_an_upstream_refusal_of_every_try_is_the_cause_given():
     result = await evaluate(backend, QUERY, TEXT, make_checklist(), PARAMS, retries=1)
     assert result.degraded and result.calls == 2
     assert result.error == "upstream error: upstream returned HTTP 500: failed to parse grammar"
+
+
+async def test_an_answer_cut_inside_its_first_dimension_is_asked_again_for_short_evidence():
+    class CutShort(ScriptedBackend):
+        async def chat(self, messages, params, schema=None) -> Completion:
+            done = await super().chat(messages, params, schema)
+            if len(self.calls) > 1:
+                return done
+            cut = Choice(0, done.text, "length")
+            return Completion((cut,), done.usage, done.model)
+
+    rambling = '{"scores": {"Form": {"evidence": "' + "the response meets it, " * 40
+    backend = CutShort([rambling, joint(Form=(6, "a"), Imagery=(5, "b"),
+                                        **{"Seasonal word": (1, "c")})])
+    result = await evaluate(backend, QUERY, TEXT, make_checklist(), PARAMS)
+    assert not result.degraded and result.calls == 2
+    retry = backend.calls[1].messages[-1]["content"]
+    assert "cut short at its token budget" in retry and "keep each evidence" in retry
 
 
 async def test_a_full_evaluation_gives_no_cause():
