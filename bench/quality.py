@@ -49,7 +49,11 @@ METHODS = ("direct", "holistic", "mrpo")
 async def open_backend(model: str, upstream: str | None, max_tokens: int) -> Any:
     if upstream:
         from llm.openai import OpenAIBackend
-        return OpenAIBackend([upstream], model=model)
+        # as the server does by default: the structured form the upstream keeps
+        backend = OpenAIBackend([upstream], model=model, structured="auto",
+                                structured_probe_timeout=300)
+        await backend.start()
+        return backend
     from llm.local import LocalBackend
     backend = LocalBackend(model, device="cpu", max_new_tokens=max_tokens * 8)
     await backend.start()
