@@ -13,7 +13,7 @@ from loops.reflection import CHECK_PREFIX
 from loops.trace import Reflection
 from rubrics.checks import CheckOutcome
 
-UNCHANGED_NOTE = ("Your last revision gave the answer back word for word. This time change it: "
+UNCHANGED_NOTE = ("Your last revision gave the draft back word for word. This time change it: "
                   "carry out each point above in the text itself.")
 
 
@@ -39,24 +39,26 @@ def render_requirements(outcomes: Sequence[CheckOutcome]) -> str:
     failed = [o for o in outcomes if not o.passed]
     if not failed:
         return ""
-    lines = ["", "First, the answer does not meet my request yet (measured on it):"]
+    lines = ["The draft does not meet the request yet (measured on it):"]
     lines += [f"- It has {o.measured}; it must have {o.target}." + (f" {o.action}" if o.action
                                                                     else "") for o in failed]
     kept = [o.target for o in outcomes if o.passed]
     if kept:
         lines.append(f"Keep what it already meets: {'; '.join(kept)}.")
-    lines.append("Then:")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n"
 
 
 def revision_messages(query: Sequence[Message], text: str, request: str) -> list[Message]:
-    """The reviser's standing instructions, the conversation, the current text as the
-    assistant's answer, then the revision request.
+    """The reviser's standing instructions, the conversation up to the last user turn, then
+    one user turn that quotes that turn's request, the current text as the draft, and the
+    revision request (`rewrite_frame`).
 
-    Ordered for an upstream's prefix cache: everything up to the current text repeats
-    byte for byte in every rewrite of a loop; only the text and the request change. The
-    instructions join the request's own system prompt (one system message, first: some chat
-    templates accept no other)."""
+    The draft is quoted rather than given as the assistant's own answer: asked to "revise
+    the answer above", a 1.5B model gave its answer back word for word in most rounds, and
+    quoted with the request it carried out the measured changes (`bench.checks_pass`). The
+    order suits an upstream's prefix cache: everything up to the current text repeats byte
+    for byte in every rewrite of a loop. The instructions join the request's own system
+    prompt (one system message, first: some chat templates accept no other)."""
     system = template("rewrite_system").substitute(
         language_rule=language_rule(target_text(query))).strip()
     turns = list(query)
@@ -64,19 +66,27 @@ def revision_messages(query: Sequence[Message], text: str, request: str) -> list
         first = turns.pop(0)
         own = message_text(first)
         system = f"{system}\n\n{own}" if own else system
-    return [{"role": "system", "content": system}, *turns,
-            {"role": "assistant", "content": text}, {"role": "user", "content": request}]
+    last = max((i for i, m in enumerate(turns) if m.get("role") == "user"), default=None)
+    if last is not None:
+        turns.pop(last)
+    frame = template("rewrite_frame").substitute(request=target_text(query).strip(),
+                                                 text=text.strip(), task=request.strip())
+    return [{"role": "system", "content": system}, *turns, {"role": "user", "content": frame}]
 
 
 def revision_request(reflection: Reflection, history: list[Attempt],
                      checks: Sequence[CheckOutcome] = ()) -> str:
     """What the reviser is asked: the failed checks first (`render_requirements`), then the
-    judge's reflection and the earlier rounds."""
+    judge's reflection and the earlier rounds, each only when there is one. Under the
+    `checks` evaluation the reflection only restates the failed checks and is left out."""
     requirements = render_requirements(checks)
+    apart = bool(requirements)
+    judged = [i for i in reflection.items if not (apart and i.dimension.startswith(CHECK_PREFIX))]
+    said = render_reflection(reflection, checks_apart=apart) if judged or not apart else ""
     return template("rewrite").substitute(
         requirements=requirements,
-        reflection=render_reflection(reflection, checks_apart=bool(requirements)),
-        history=render_history(history))
+        reflection=f"What to change:\n{said}\n\n" if said.strip() else "",
+        history=f"Earlier rounds:\n{render_history(history)}\n\n" if history else "")
 
 
 async def rewrite(backend: Backend, query: Sequence[Message], text: str, request: str,

@@ -30,7 +30,10 @@ from typing import Any
 import orjson
 
 REVISION_MARK = "(rev. "
-REWRITE_OPENING = "Revise the answer above to my request"
+REWRITE_OPENING = "Request:\n"  # `loops/prompts/rewrite_frame.txt`
+DRAFT_HEADING = "\n\nDraft answer:\n"
+TASK_HEADINGS = ("\n\nThe draft does not meet", "\n\nWhat to change:", "\n\nEarlier rounds:",
+                 "\n\nLessons from similar tasks", "\n\nWrite the answer again")
 
 _TARGET = '<turn role="user" target="true">\n'
 _DIM_HEADER = re.compile(r"### (.+?) \(scale (-?\d+)-(-?\d+), weight")
@@ -139,7 +142,7 @@ class WriterResponder:
         if fmt.get("type") not in (None, "text"):
             return None
         prompt = next((_content(m) for m in reversed(messages) if m.get("role") == "user"), "")
-        if prompt.startswith(REWRITE_OPENING):
+        if prompt.startswith(REWRITE_OPENING) and DRAFT_HEADING in prompt:
             self.counts["rewrite"] += 1
             return self.rewrite(prompt, messages)
         self.counts["draft"] += 1
@@ -215,17 +218,15 @@ class WriterResponder:
 
     # -- writing ------------------------------------------------------------------------------
     def rewrite(self, prompt: str, messages: list[dict[str, Any]]) -> str:
-        """The current answer (the assistant turn before the revision request) plus one
-        sentence that carries the next revision mark."""
-        turns = [(m.get("role"), _content(m)) for m in messages[:-1]]
-        current = next((c for r, c in reversed(turns) if r == "assistant"), "").strip()
-        request = next((c for r, c in reversed(turns) if r == "user"), prompt)
-        reflection = _between(prompt, "What to change:\n", "\n\nEarlier rounds")
+        """The draft the revision request quotes plus one sentence that carries the next
+        revision mark."""
+        request, current, task = revision_parts(prompt)
+        reflection = _between(task, "What to change:\n", "\n\n")
         dim = next((line[2:].split(":", 1)[0] for line in reflection.splitlines()
                     if line.startswith("- ")), "the weakest point")
         revision = current.count(REVISION_MARK) + 1
         topic = _topic(request)[:60]  # Chinese has no spaces: a topic of 10 words is a page
-        if any(_is_zh(c) for _, c in turns):
+        if _is_zh(request + current) or any(_is_zh(_content(m)) for m in messages[:-1]):
             added = f"关于{dim}：本版补充了与“{topic}”相关的具体细节{REVISION_MARK}{revision})。"
         else:
             added = (f"On {dim.lower()}: this version adds a concrete detail about {topic} "
@@ -358,6 +359,13 @@ def _content(message: dict[str, Any]) -> str:
     if isinstance(content, list):
         return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
     return ""
+
+
+def revision_parts(prompt: str) -> tuple[str, str, str]:
+    """A revision request's (request, quoted draft, task), as `loops.rewrite` frames it."""
+    request, rest = prompt[len(REWRITE_OPENING):].split(DRAFT_HEADING, 1)
+    cut = min((i for h in TASK_HEADINGS if (i := rest.rfind(h)) >= 0), default=len(rest))
+    return request.strip(), rest[:cut].strip(), rest[cut:]
 
 
 def _between(text: str, start: str, end: str) -> str:

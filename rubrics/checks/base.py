@@ -101,9 +101,12 @@ def bounds(relation: Relation, n: int, upper: int | None) -> tuple[int, float]:
 
 
 def counted(kind: str, value: int, params: Mapping[str, Any], unit: str,
-            measured_unit: str | None = None, thing: str | None = None) -> CheckOutcome:
+            measured_unit: str | None = None, thing: str | None = None,
+            how: str = "") -> CheckOutcome:
     """The outcome of a count check: the value against its relation, both said in words, and
-    how far it is off (`thing`, e.g. "sentences", names what is added or removed)."""
+    how far it is off (`thing`, e.g. "sentences", names what is added or removed; `how`, what
+    one looks like, follows an addition: a small reviser told to "add 2 highlighted spans"
+    wrote the words "highlighted section")."""
     relation, n, upper = params["relation"], int(params["n"]), params.get("upper")
     passed = relation_holds(value, relation, n, upper)
     target = target_words(relation, n, upper, unit)
@@ -112,7 +115,7 @@ def counted(kind: str, value: int, params: Mapping[str, Any], unit: str,
         low, high = bounds(relation, n, upper)
         what = thing or unit
         action = (f"Remove at least {value - int(high)} {what}." if value > high
-                  else f"Add at least {low - value} {what}.")
+                  else f"Add at least {low - value} {what}" + (f" ({how})." if how else "."))
     return CheckOutcome(kind=kind, passed=passed, measured=f"{value} {measured_unit or unit}",
                         target=target, action=action)
 

@@ -82,9 +82,9 @@ def count_sections(text: str, marker: str | None) -> int:
 
 
 def _count_kind(name: str, description: str, unit: str, count,  # type: ignore[no-untyped-def]
-                conform=None):
+                conform=None, how: str = ""):
     def run(text: str, params: Mapping[str, Any]) -> CheckOutcome:
-        return counted(name, count(text), params, unit)
+        return counted(name, count(text), params, unit, how=how)
     return CheckKind(name, description, COUNT_PARAMS, run, conform)
 
 
@@ -116,14 +116,19 @@ def _as_numbers(text: str, params: Mapping[str, Any]) -> str | None:
 
 
 def _paragraphs(text: str, params: Mapping[str, Any]) -> CheckOutcome:
-    return counted("paragraph_count", count_paragraphs(text, params.get("divider")), params,
-                   "paragraphs")
+    divider = params.get("divider")
+    how = f"separate paragraphs with a line {divider}" if divider else \
+        "separate paragraphs with a blank line"
+    return counted("paragraph_count", count_paragraphs(text, divider), params, "paragraphs",
+                   how=how)
 
 
 def _sections(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     marker = params.get("marker")
     unit = f"sections marked {marker!r}" if marker else "sections"
-    return counted("section_count", count_sections(text, marker), params, unit)
+    how = (f"start each section on its own line with {marker} and its number, {marker} 1"
+           if marker else "start each section with its own heading line")
+    return counted("section_count", count_sections(text, marker), params, unit, how=how)
 
 
 COUNT_KINDS: dict[str, CheckKind] = {k.name: k for k in (
@@ -136,18 +141,24 @@ COUNT_KINDS: dict[str, CheckKind] = {k.name: k for k in (
               "request names one (such as ***)",
               params_schema(**COUNT_PROPS, divider=string(20, nullable=True)), _paragraphs),
     _count_kind("bullet_count", "markdown bullet items (lines opening with -, * or •)",
-                "bullet points", lambda t: len(_BULLET.findall(t)), _as_bullets),
+                "bullet points", lambda t: len(_BULLET.findall(t)), _as_bullets,
+                "each on its own line, opening with '- '"),
     _count_kind("numbered_count", "numbered list items (1. 2. 3.)", "numbered items",
-                lambda t: len(_NUMBERED.findall(t)), _as_numbers),
+                lambda t: len(_NUMBERED.findall(t)), _as_numbers,
+                "each on its own line, opening with its number: '1. ', '2. '"),
     CheckKind("section_count", "sections opening with `marker` and a number or word (SECTION 1),"
               " or with no marker, section headings", params_schema(
                   **COUNT_PROPS, marker=string(40, nullable=True)), _sections),
     _count_kind("heading_count", "markdown headings (# Title)", "headings",
-                lambda t: len(_HEADING.findall(t))),
+                lambda t: len(_HEADING.findall(t)),
+                how="a heading is a line of its own opening with '# '"),
     _count_kind("highlight_count", "highlighted spans in markdown (*text* or **text**)",
-                "highlighted spans", lambda t: len(_HIGHLIGHT.findall(t))),
+                "highlighted spans", lambda t: len(_HIGHLIGHT.findall(t)),
+                how="wrap a key phrase of the text in asterisks, *like this*"),
     _count_kind("placeholder_count", "placeholders in square brackets ([address])",
-                "placeholders", lambda t: len(_PLACEHOLDER.findall(t))),
+                "placeholders", lambda t: len(_PLACEHOLDER.findall(t)),
+                how="a placeholder is a word in square brackets, such as [name]"),
     _count_kind("capital_word_count", "words written all in capitals", "all-capital words",
-                lambda t: len(_CAPITAL_WORD.findall(t))),
+                lambda t: len(_CAPITAL_WORD.findall(t)),
+                how="words written all in capitals, LIKE THIS"),
 )}

@@ -61,7 +61,8 @@ def parse_json(text: str) -> tuple[Any, str | None]:
 def _keyword(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     return counted("keyword", occurrences(text, params["word"]), params,
                    f"times {params['word']!r}", f"times {params['word']!r}",
-                   f"uses of the word {params['word']!r}")
+                   f"uses of the word {params['word']!r}",
+                   how="this very word, not another form of it")
 
 
 def _forbidden(text: str, params: Mapping[str, Any]) -> CheckOutcome:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bench.fakes.writer import revision_parts
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
 from loops.answer import CHECK_WEIGHT, SHRINK_PENALTY, asks_shorter, best, finished, rank, shrank
@@ -276,7 +277,7 @@ def test_the_next_round_revises_the_whole_text_not_the_fragment(ends_with):
     script = Script([POEM, FRAGMENT, ending], {POEM: 3, FRAGMENT: 10, ending: 10})
     script.run((ends_with,), query=POEM_QUERY, max_rounds=3, threshold=0.9)
     rewrites = [c.messages for c in script.writer.calls if len(c.messages) > len(POEM_QUERY)]
-    assert [m[-2]["content"] for m in rewrites] == [POEM, POEM]
+    assert [revision_parts(m[-1]["content"])[1] for m in rewrites] == [POEM, POEM]
     assert "set aside: the rewrite dropped most of the text" in rewrites[1][-1]["content"]
 
 
@@ -313,7 +314,7 @@ def test_a_shrunk_memory_rewrite_is_not_the_text_round_one_revises(ends_with):
     memory = trace.candidates[1]
     assert memory.kind == "memory_rewrite" and memory.shrunk
     rewrites = [c.messages for c in script.writer.calls if len(c.messages) > len(POEM_QUERY)]
-    assert rewrites[0][-2]["content"] == POEM
+    assert revision_parts(rewrites[0][-1]["content"])[1] == POEM
     assert trace.answer.text == POEM + " your love, and thanks."
 
 

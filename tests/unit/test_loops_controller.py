@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.fakes.writer import revision_parts
 from llm.errors import UpstreamUnavailable
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams, Usage
@@ -126,9 +127,9 @@ def test_current_text_follows_the_newest_candidate_not_the_best():
     world = World([9, 2, 3, 4])
     opts = LoopOptions(max_rounds=2, threshold=1.0)
     trace = asyncio.run(make_loop(world).run(QUERY, ChatParams(), opts, namespace="default"))
-    # A rewrite sends the conversation, the current text as the assistant's turn, the request.
-    current_texts = [c.messages[-2]["content"] for c in world.writer.calls
-                     if len(c.messages) > len(QUERY)]
+    # A rewrite quotes the current text as the draft in its last turn.
+    current_texts = [revision_parts(c.messages[-1]["content"])[1] for c in world.writer.calls
+                     if c.messages[-1]["content"].startswith("Request:\n")]
     assert current_texts == ["text-0", "text-1"]
     assert trace.answer.text == "text-0" and trace.stop_reason == "max_rounds"
 

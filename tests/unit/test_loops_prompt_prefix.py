@@ -3,7 +3,7 @@ byte for byte, and what changes comes last."""
 
 from __future__ import annotations
 
-from bench.fakes.writer import WriterResponder
+from bench.fakes.writer import WriterResponder, revision_parts
 from bench.loop_prompts import prefix_share, prompt_tokens
 from llm.types import ChatParams
 from loops.checklists import ChecklistSpec, Resolved
@@ -55,4 +55,7 @@ async def test_a_three_round_loop_repeats_most_of_its_prompt_tokens() -> None:
     # ... and every rewrite with the same instructions and conversation; the text comes last.
     rewrites = [c.messages for c in model.calls if c.schema is None][1:]
     assert len(rewrites) == 3
-    assert all(m[:-2] == rewrites[0][:-2] and m[-2]["role"] == "assistant" for m in rewrites)
+    assert all(m[:-1] == rewrites[0][:-1] for m in rewrites)
+    drafts = [revision_parts(m[-1]["content"]) for m in rewrites]
+    assert all(m[-1]["content"].startswith(f"Request:\n{d[0]}\n\nDraft answer:\n{d[1]}")
+               for m, d in zip(rewrites, drafts, strict=True))

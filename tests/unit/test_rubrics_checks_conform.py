@@ -122,7 +122,15 @@ def test_a_failed_check_says_what_to_do_in_words_a_reviser_can_act_on():
         Check(kind="sentence_count", params={"relation": "between", "n": 3, "upper": 4}): (
             "One.", "Add at least 2 sentences."),
         Check(kind="keyword", params={"word": "leaf", "relation": "at least", "n": 2}): (
-            "a leaf", "Add at least 1 uses of the word 'leaf'."),
+            "a leaf", "Add at least 1 uses of the word 'leaf' (this very word, not another "
+                      "form of it)."),
+        Check(kind="highlight_count", params={"relation": "at least", "n": 2}): (
+            "plain", "Add at least 2 highlighted spans (wrap a key phrase of the text in "
+                     "asterisks, *like this*)."),
+        Check(kind="section_count", params={"relation": "exactly", "n": 2,
+                                            "marker": "SECTION"}): (
+            "SECTION 1 only", "Add at least 1 sections marked 'SECTION' (start each section "
+                              "on its own line with SECTION and its number, SECTION 1)."),
         Check(kind="forbidden_word", params={"word": "very"}): (
             "very good", "Remove every 'very', rewording where needed."),
         Check(kind="ends_with", params={"phrase": "Any questions?"}): (
