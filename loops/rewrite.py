@@ -80,9 +80,9 @@ def revision_request(reflection: Reflection, history: list[Attempt],
     judge's reflection and the earlier rounds, each only when there is one. Under the
     `checks` evaluation the reflection only restates the failed checks and is left out."""
     requirements = render_requirements(checks)
-    apart = bool(requirements)
-    judged = [i for i in reflection.items if not (apart and i.dimension.startswith(CHECK_PREFIX))]
-    said = render_reflection(reflection, checks_apart=apart) if judged or not apart else ""
+    judged = any(not i.dimension.startswith(CHECK_PREFIX) for i in reflection.items)
+    said = render_reflection(reflection, checks_apart=bool(requirements)) \
+        if judged or not requirements else ""
     return template("rewrite").substitute(
         requirements=requirements,
         reflection=f"What to change:\n{said}\n\n" if said.strip() else "",

@@ -125,16 +125,14 @@ def _loosen(node: Any, rules: Rules) -> Any:
     for key, value in node.items():
         if rules.keywords is not None and key not in rules.keywords:
             continue
-        bound = _BOUNDED.get(key)
-        if bound is not None:
-            limit = getattr(rules, bound[0])
-            if _over(value, limit):
-                # A longer bound than the engine compiles is sent at the engine's limit (every
-                # answer then still fits the caller's schema), unless that would fall below
-                # the minimum; a minimum over the limit is only checked after parsing.
-                if key.startswith("max") and not _over(node.get(bound[1], 0), limit):
-                    out[key] = limit
-                continue
+        if key in _LIMITS and _over(value, limit := getattr(rules, _LIMITS[key])):
+            # A longer bound than the engine compiles is sent at the engine's limit (every
+            # answer then still fits the caller's schema), unless that would fall below the
+            # minimum; a minimum over the limit is only checked after parsing.
+            least = _MINIMUM_OF.get(key)
+            if least is not None and not _over(node.get(least, 0), limit):
+                out[key] = limit
+            continue
         if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
             out[key] = {name: _loosen(sub, rules) for name, sub in value.items()}
         elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems"):
@@ -144,8 +142,9 @@ def _loosen(node: Any, rules: Rules) -> Any:
     return out
 
 
-_BOUNDED = {"maxLength": ("string_bound", "minLength"), "minLength": ("string_bound", ""),
-            "maxItems": ("items_bound", "minItems"), "minItems": ("items_bound", "")}
+_LIMITS = {"maxLength": "string_bound", "minLength": "string_bound",
+           "maxItems": "items_bound", "minItems": "items_bound"}  # keyword -> the rule that caps it
+_MINIMUM_OF = {"maxLength": "minLength", "maxItems": "minItems"}
 
 
 def _over(value: Any, bound: int | None) -> bool:

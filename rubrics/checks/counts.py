@@ -142,10 +142,10 @@ COUNT_KINDS: dict[str, CheckKind] = {k.name: k for k in (
               params_schema(**COUNT_PROPS, divider=string(20, nullable=True)), _paragraphs),
     _count_kind("bullet_count", "markdown bullet items (lines opening with -, * or •)",
                 "bullet points", lambda t: len(_BULLET.findall(t)), _as_bullets,
-                "each on its own line, opening with '- '"),
+                how="each on its own line, opening with '- '"),
     _count_kind("numbered_count", "numbered list items (1. 2. 3.)", "numbered items",
                 lambda t: len(_NUMBERED.findall(t)), _as_numbers,
-                "each on its own line, opening with its number: '1. ', '2. '"),
+                how="each on its own line, opening with its number: '1. ', '2. '"),
     CheckKind("section_count", "sections opening with `marker` and a number or word (SECTION 1),"
               " or with no marker, section headings", params_schema(
                   **COUNT_PROPS, marker=string(40, nullable=True)), _sections),
