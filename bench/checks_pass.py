@@ -17,8 +17,11 @@ and that pass it (`fixed`), the reverse (`broken`), the rewrites that pass more 
 checks than the draft (`rewrites_better`) and how many of them the judge scored below the
 draft on content (`better_judged_lower`: the bounded check bonus cannot carry them), the
 draft scored against direct (temperature 0: the draft is the direct answer, met in code
-where the loop conforms), answers with checks met in code (`conformed_answers`) and the
-labelled checks so met (`met_in_code`), rounds, degraded loops, hidden calls and seconds.
+where the loop conforms; the bench keeps each greedy answer, so that a server whose greedy
+output drifts between two identical requests still gives the loop the direct answer as its
+draft: MRPO's seconds then leave out the draft's decoding, its tokens count it), answers with
+checks met in code (`conformed_answers`) and the labelled checks so met (`met_in_code`),
+rounds, degraded loops, hidden calls and seconds.
 `--no-conform` runs the loop without the exact changes. Memory is off (a fresh bank recalls
 nothing in a few dozen queries). With `--out` every answer is written to a JSON-lines file
 as it comes, so a long run killed halfway still leaves its rows; per-query lines go to
@@ -73,6 +76,30 @@ async def answer_direct(writer: Any, messages: list, params: ChatParams) -> dict
             "seconds": round(time.monotonic() - started, 2)}
 
 
+class Replayed:
+    """The writer with its greedy answers kept: the same request at temperature 0 asked again
+    gets the answer it got. A greedy answer should not change, but a server's numerics can
+    (llama-server, its prompt cache warm for the repeat, gave another text for a third of
+    these requests), and then `conformed` and the loop would start from different texts; kept,
+    the loop's draft is the direct answer and MRPO against `conformed` is the loop's own
+    gain. Sampled calls (the loop's varied rewrites) always go to the upstream."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.kept: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def chat(self, messages, params, schema=None):  # type: ignore[no-untyped-def]
+        if params.temperature not in (0, 0.0):
+            return await self.inner.chat(messages, params, schema)
+        key = json.dumps([messages, repr(params), schema], sort_keys=True, default=str)
+        if key not in self.kept:
+            self.kept[key] = await self.inner.chat(messages, params, schema)
+        return self.kept[key]
+
+
 def answer_conformed(query: str, direct: dict[str, Any]) -> dict[str, Any]:
     """The direct answer with the exact changes for the checks the pre-pass finds in the
     request: no call beyond the direct one."""
@@ -105,6 +132,11 @@ async def answer_mrpo(loop: ReflectionLoop, messages: list, params: ChatParams,
             "rounds": trace.rounds, "stop": trace.stop_reason,
             "degraded": trace.stop_reason == "degraded",
             "answer_kind": trace.answer.kind,
+            # every text the loop wrote, for reading the rewrites: kind, round, the labelled
+            # checks it fails
+            "candidates": [{"kind": c.kind, "round": c.round, "retried": c.retried,
+                            "text": c.text, "failed": outcome(c.text, wanted)["failed"]}
+                           for c in trace.candidates],
             "loop_checks": len(trace.checklist.checks),
             "loop_carried": sum(c.key() in carried for c in wanted),
             "seconds": round(time.monotonic() - started, 2)}
@@ -160,12 +192,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     judge_params = ChatParams(model=name, temperature=0.0, max_tokens=args.judge_max_tokens)
     options = LoopOptions(max_rounds=args.max_rounds, threshold=args.threshold, memory=False,
                           checklist_mode=args.checklist_mode, conform=not args.no_conform,
-                          evaluation=args.evaluation)
+                          evaluation=args.evaluation, candidates=args.candidates)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
     out = args.out.open("a", encoding="utf-8") if args.out else None
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
         try:
+            writer = Replayed(writer)
             loop = _loop(writer, writer, judge_params, store, args.retries)
             for item in rows_in:
                 wanted = labels(item)
@@ -193,7 +226,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return {"bench": "checks_pass", "model": name, "data": args.data.name,
             "queries": len(rows_in), "checks": sum(len(r["checks"]) for r in rows_in),
             "max_tokens": args.max_tokens, "max_rounds": args.max_rounds,
-            "threshold": args.threshold, "checklist_mode": args.checklist_mode,
+            "threshold": args.threshold, "candidates": args.candidates,
+            "checklist_mode": args.checklist_mode,
             "evaluation": args.evaluation, "conform": not args.no_conform,
             **{m: summary(rows[m]) for m in METHODS if rows[m]}}
 
@@ -224,6 +258,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--judge-max-tokens", type=int, default=384,
                         help="the ceiling on each hidden call's schema-derived budget")
     parser.add_argument("--max-rounds", type=int, default=2)
+    parser.add_argument("--candidates", type=int, default=1,
+                        help="k rewrites per round, the first as asked, the others varied")
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--checklist-mode", default="three_agent",
                         choices=("three_agent", "fused"))
@@ -241,9 +277,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if not args.model:
         parser.exit(2, "bench.checks_pass: --model is required (or --rows FILE)\n")
-    if args.queries < 0 or args.max_tokens < 1 or args.max_rounds < 0:
+    if args.queries < 0 or args.max_tokens < 1 or args.max_rounds < 0 or args.candidates < 1:
         parser.exit(2, "bench.checks_pass: --queries must be >= 0, --max-tokens >= 1, "
-                       "--max-rounds >= 0\n")
+                       "--max-rounds >= 0, --candidates >= 1\n")
     print(json.dumps(asyncio.run(run(args)), ensure_ascii=False))
 
 

@@ -35,9 +35,9 @@ from loops.judges.holistic import RESOLVED as HOLISTIC
 from loops.judges.holistic import HolisticAssessor
 from loops.judges.requirements import ChecksAssessor, resolved_for, stated_checks
 from loops.options import LoopOptions
-from loops.prompting import Attempt
+from loops.prompting import Attempt, measured_change
 from loops.reflection import with_checks
-from loops.rewrite import UNCHANGED_NOTE, revision_request, rewrite
+from loops.rewrite import UNCHANGED_NOTE, revision_request, rewrite, varied
 from loops.scoring import RunState, Scorer, Stop
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checks import conform
@@ -309,9 +309,10 @@ class ReflectionLoop:
         critique = with_checks(critique, current.checks)
         await run.event("reflected", round=t, dimensions=[i.dimension for i in critique.items])
         more = t < run.options.max_rounds
+        k = run.options.candidates
         results = await asyncio.gather(*(
-            self._child(run, t, current, critique, history, more)
-            for _ in range(run.options.candidates)), return_exceptions=True)
+            self._child(run, t, current, critique, history, more, i, k)
+            for i in range(k)), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, RedraftError):
                 raise result
@@ -330,23 +331,32 @@ class ReflectionLoop:
                                       "most of the text; keep all of it)".strip(),
                                    current.score or 0.0, current.score or 0.0))
             return current
-        history.append(Attempt(t, critique.summary, current.score or 0.0, newest.score or 0.0))
+        # Under `checks` the summary only restates the failed checks; what the revision did
+        # to them says more.
+        summary = "" if run.options.evaluation == "checks" else critique.summary
+        history.append(Attempt(t, summary, current.score or 0.0, newest.score or 0.0,
+                               measured_change(current.checks, newest.checks)))
         return newest
 
     async def _child(self, run: RunState, t: int, parent: Candidate, critique: Any,
-                     history: list[Attempt], want_reflection: bool) -> Candidate:
-        """One rewrite of `parent`, evaluated. A rewrite that gives the text back unchanged
-        (once the exact changes are made) is asked once more with a firmer instruction; the
-        candidate says so (`retried`)."""
+                     history: list[Attempt], want_reflection: bool, index: int = 0,
+                     k: int = 1) -> Candidate:
+        """The `index`-th of `k` rewrites of `parent`, evaluated: the first sampled as the
+        request asks, the others varied (`loops.rewrite.varied`). A rewrite that gives the
+        text back unchanged (once the exact changes are made) is asked once more with a
+        firmer instruction, varied too; the candidate says so (`retried`)."""
         t0 = self.clock()
-        request = revision_request(critique, list(history), parent.checks)
-        text, completion, met = await self._rewritten(run, parent, request)
+        request = revision_request(critique, list(history), parent.checks,
+                                   parent.text if parent.finish_reason == "length" else None)
+        text, completion, met = await self._rewritten(run, parent, request,
+                                                      varied(run.params, index))
         retried = False
         if text.strip() == parent.text.strip():
             retried = True
             await run.event("unchanged", round=t)
             text, completion, met = await self._rewritten(
-                run, parent, f"{request.rstrip()}\n\n{UNCHANGED_NOTE}")
+                run, parent, f"{request.rstrip()}\n\n{UNCHANGED_NOTE}",
+                varied(run.params, index + k))
         leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}", request))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
@@ -355,13 +365,13 @@ class ReflectionLoop:
         await run.event("rewritten", round=t, scaffolding=len(leaks))
         return await self.scorer.evaluate(run, child, want_reflection)
 
-    async def _rewritten(self, run: RunState, parent: Candidate,
-                         request: str) -> tuple[str, Completion, tuple[str, ...]]:
+    async def _rewritten(self, run: RunState, parent: Candidate, request: str,
+                         params: ChatParams) -> tuple[str, Completion, tuple[str, ...]]:
         """The reviser's text with the exact changes made, its completion, the kinds met."""
         t0 = self.clock()
         try:
             text, completion = await rewrite(self.writer, run.query, parent.text, request,
-                                             run.params)
+                                             params)
         except RedraftError as exc:
             run.degrade(failed("rewrite", exc))
             raise

@@ -12,9 +12,26 @@ from loops.prompting import Attempt, language_rule, render_history, template
 from loops.reflection import CHECK_PREFIX
 from loops.trace import Reflection
 from rubrics.checks import CheckOutcome
+from rubrics.checks.counts import count_words
 
 UNCHANGED_NOTE = ("Your last revision gave the draft back word for word. This time change it: "
                   "carry out each point above in the text itself.")
+
+
+# Sampling for a candidate that must differ from the greedy one: a second candidate of a
+# round, or the retry of a rewrite that gave its text back. Asked again at temperature 0, a
+# model answers what it answered (k greedy candidates are k copies).
+VARIED_TEMPERATURE = 0.8
+
+
+def varied(params: ChatParams, index: int) -> ChatParams:
+    """The sampling of a round's `index`-th ask: the request's own for the first; every later
+    one at least VARIED_TEMPERATURE, with its own seed (the request's, or 0, plus `index`) so
+    that a run repeats where the upstream honours seeds."""
+    if index == 0:
+        return params
+    return params.with_(temperature=max(params.temperature or 0.0, VARIED_TEMPERATURE),
+                        seed=(params.seed or 0) + index)
 
 
 def render_reflection(reflection: Reflection, *, checks_apart: bool = False) -> str:
@@ -74,12 +91,23 @@ def revision_messages(query: Sequence[Message], text: str, request: str) -> list
     return [{"role": "system", "content": system}, *turns, {"role": "user", "content": frame}]
 
 
+def render_cut(text: str) -> str:
+    """For a text the length limit cut off: rewritten at the same limit, a text as long is cut
+    again (a 1.5B reviser copied such drafts, cut where they were), so the new one must be
+    shorter, in words a reviser can act on."""
+    words = count_words(text)
+    return (f"The draft was cut off by the length limit after {words} words, before it "
+            f"ended: write a complete answer of at most about {max(1, words * 3 // 5)} "
+            "words.\n\n")
+
+
 def revision_request(reflection: Reflection, history: list[Attempt],
-                     checks: Sequence[CheckOutcome] = ()) -> str:
-    """What the reviser is asked: the failed checks first (`render_requirements`), then the
-    judge's reflection and the earlier rounds, each only when there is one. Under the
-    `checks` evaluation the reflection only restates the failed checks and is left out."""
-    requirements = render_requirements(checks)
+                     checks: Sequence[CheckOutcome] = (), cut_text: str | None = None) -> str:
+    """What the reviser is asked: that the text was cut off when `cut_text` is given (the
+    text the length limit cut, `render_cut`), the failed checks (`render_requirements`),
+    then the judge's reflection and the earlier rounds, each only when there is one. Under
+    the `checks` evaluation the reflection only restates the failed checks and is left out."""
+    requirements = (render_cut(cut_text) if cut_text else "") + render_requirements(checks)
     judged = any(not i.dimension.startswith(CHECK_PREFIX) for i in reflection.items)
     said = render_reflection(reflection, checks_apart=bool(requirements)) \
         if judged or not requirements else ""

@@ -114,10 +114,25 @@ def counted(kind: str, value: int, params: Mapping[str, Any], unit: str,
     if not passed:
         low, high = bounds(relation, n, upper)
         what = thing or unit
-        action = (f"Remove at least {value - int(high)} {what}." if value > high
+        action = (_removal(value, int(high), what, unit) if value > high
                   else f"Add at least {low - value} {what}" + (f" ({how})." if how else "."))
     return CheckOutcome(kind=kind, passed=passed, measured=f"{value} {measured_unit or unit}",
                         target=target, action=action)
+
+
+# the share of a text to cut, in words a writer judges by eye (no model counts 67 words)
+_SHARES = ((0.1, "a tenth"), (0.2, "a fifth"), (0.25, "a quarter"), (1 / 3, "a third"),
+           (0.5, "half"), (2 / 3, "two thirds"), (0.75, "three quarters"))
+
+
+def _removal(value: int, high: int, what: str, unit: str) -> str:
+    """How much to cut: of a length, the share of the text; of countable parts (sentences,
+    items, paragraphs), how many to keep."""
+    cut = value - high
+    if unit in ("words", "Chinese characters"):
+        share = next((name for limit, name in _SHARES if cut / value <= limit), "most")
+        return f"Remove at least {cut} {what}: about {share} of the text."
+    return f"Remove at least {cut} {what}: keep {high}."
 
 
 def flag(kind: str, passed: bool, measured: str, target: str, action: str = "") -> CheckOutcome:

@@ -23,6 +23,9 @@ from rubrics.checks.base import (
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\s\u3400-\u9fff\uf900-\ufaff]+")
 _SENTENCE_END = re.compile(r"[.!?…]+(?=[\s\"'”’)\]]|$)|[。！？]+")
+# a title before a name, or a dotted abbreviation of two or more letters (e.g., i.e., U.S.)
+_ABBREVIATION = re.compile(r"\b(?:(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs)\.|(?:[A-Za-z]\.){2,})")
+_POSTSCRIPT = re.compile(r"(?:^|\n)[ \t*_]*P\.(?:P\.)?S\.?[\s\S]*$")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _BULLET = re.compile(r"^[ \t]*[-*•+][ \t]+\S", re.M)
 _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)、．][ \t]*\S", re.M)
@@ -50,7 +53,12 @@ def count_cjk(text: str) -> int:
 
 
 def count_sentences(text: str) -> int:
-    parts = _SENTENCE_END.split(text)
+    """Sentences of the body: a period of a title ("Dr.") or of a dotted abbreviation ("e.g.",
+    "P.S.", "U.S.") ends none, and a postscript (a last block whose line opens with "P.S.")
+    is outside the body a sentence count is about ("a two-sentence note ... add a P.S.")."""
+    body = _POSTSCRIPT.sub("", text)
+    body = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\u2024"), body)
+    parts = _SENTENCE_END.split(body)
     return sum(1 for p in parts if re.search(r"\w", p))
 
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 from bench.checks_pass import (
+    Replayed,
     _loop,
     answer_conformed,
     answer_direct,
@@ -96,3 +97,18 @@ def test_checks_met_in_code_are_counted_apart(tmp_path) -> None:
     assert mrpo["conformed"] == ["lowercase", "no_commas"] and mrpo["met_in_code"] == 2
     s = summary([{**mrpo, "query": "q", "method": "mrpo"}])
     assert (s["conformed_answers"], s["met_in_code"], s["fixed"]) == (1, 2, 0)
+
+
+def test_a_greedy_answer_is_kept_so_the_loops_draft_is_the_direct_answer():
+    # a server whose greedy output drifts: each call a new text
+    texts = iter(["first text", "second text", "third text"])
+    writer = Replayed(ScriptedBackend(default=lambda m, p, s: next(texts)))
+    greedy = ChatParams(temperature=0.0)
+
+    async def ask(params: ChatParams) -> str:
+        return (await writer.chat(QUERY, params)).text
+
+    assert asyncio.run(ask(greedy)) == asyncio.run(ask(greedy)) == "first text"
+    assert asyncio.run(ask(greedy.with_(temperature=0.8, seed=1))) == "second text"
+    assert asyncio.run(ask(greedy.with_(max_tokens=5))) == "third text"  # another request
+    assert len(writer.inner.calls) == 3

@@ -16,7 +16,7 @@ from llm.types import ChatParams
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
 from loops.record import RETRIED_KEY, SAME_AS_KEY, to_record
-from loops.rewrite import UNCHANGED_NOTE
+from loops.rewrite import UNCHANGED_NOTE, VARIED_TEMPERATURE
 from tests.unit.test_loops_checks import Script
 from tests.unit.test_loops_controller import CHECKLIST, DIMS, QUERY, FixedProvider, answer_of
 
@@ -59,6 +59,25 @@ def test_a_reviser_that_twice_gives_the_text_back_ends_the_loop():
     assert stored.candidates[1].scores[SAME_AS_KEY] == 0 and stored.candidates[1].scores[
         RETRIED_KEY] is True
     assert stored.score_gain == 0
+
+
+def test_the_retry_of_an_unchanged_rewrite_is_sampled_not_greedy_again():
+    # asked again at temperature 0 a model answers what it answered: the retry is varied
+    script = Script([DRAFT, DRAFT, BETTER], {DRAFT: 3, BETTER: 6})
+    script.run((), max_rounds=1, threshold=1.0)
+    draft, first, retry = (c.params for c in script.writer.calls)
+    assert draft.temperature is None and first.temperature is None and first.seed is None
+    assert retry.temperature == VARIED_TEMPERATURE and retry.seed == 1
+
+
+def test_k_candidates_are_the_request_sampling_then_varied_each_with_its_own_seed():
+    script = Script([DRAFT, BETTER, DRAFT + " Quietly."], {DRAFT: 3, BETTER: 6,
+                                                           DRAFT + " Quietly.": 4})
+    trace = script.run((), max_rounds=1, threshold=1.0, candidates=2)
+    rewrites = [c.params for c in script.writer.calls[1:]]
+    assert sorted((p.temperature or 0.0, p.seed) for p in rewrites) == \
+        [(0.0, None), (VARIED_TEMPERATURE, 1)]
+    assert trace.answer.text == BETTER
 
 
 def _judge_quoting(quotes: dict[str, str], scores: dict[str, int]):

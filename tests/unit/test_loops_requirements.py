@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
@@ -40,6 +41,41 @@ def test_the_requirements_decide_without_a_judge():
     request = writer.calls[1].messages[-1]["content"]
     assert "- It has 11 words; it must have at most 8 words." in request
     assert "Keep what it already meets: no commas." in request
+
+
+def test_the_next_round_is_told_what_the_last_revision_measured_not_a_score():
+    MID = "A tall white tower that guides the ships home"
+    trace, writer, _ = _run([LONG, MID, SHORT], max_rounds=2)
+    assert trace.answer.text == SHORT
+    second = writer.calls[2].messages[-1]["content"]
+    assert ("Earlier rounds:\n- round 1: the revision went from 11 words to 9 words (needs at "
+            "most 8 words)") in second
+    assert "score 0.50" not in second
+
+
+class CutDraft(ScriptedBackend):
+    """The first answer (the draft) ends at the length limit, as a real upstream reports it."""
+
+    async def chat(self, messages, params, schema=None):
+        completion = await super().chat(messages, params, schema)
+        if len(self.calls) == 1:
+            choice = replace(completion.choices[0], finish_reason="length")
+            return replace(completion, choices=(choice,))
+        return completion
+
+
+def test_a_draft_cut_by_the_length_limit_is_asked_back_shorter_and_complete():
+    replies = iter([LONG, SHORT])
+    writer = CutDraft(default=lambda m, p, s: next(replies), model="w")
+    loop = ReflectionLoop(writer, ScriptedBackend(model="j"), FixedProvider(CHECKLIST),
+                          judge_params=ChatParams(model="j"))
+    options = LoopOptions(memory=False, evaluation="checks", threshold=1.0, max_rounds=1)
+    trace = asyncio.run(loop.run(ASK, ChatParams(), options, namespace="d"))
+    assert trace.candidates[0].finish_reason == "length" and trace.answer.text == SHORT
+    request = writer.calls[1].messages[-1]["content"]
+    assert ("The draft was cut off by the length limit after 11 words, before it ended: write "
+            "a complete answer of at most about 6 words.") in request
+    assert request.index("cut off") < request.index("It has 11 words")
 
 
 def test_a_rewrite_that_breaks_a_requirement_the_draft_met_is_never_the_answer():

@@ -58,7 +58,20 @@ def test_paragraphs_split_on_a_divider_and_sections_on_a_marker():
     # no marker: repeated headings under a lone title, or Chinese ordinals
     assert count_sections("# Title\n## A\n## B\n## C", None) == 3
     assert count_sections("一、背景\n二、分析\n第三部分 建议", None) == 3
-    assert count_sentences("Dr. Smith arrived") == 2  # a known limit: abbreviations split
+
+
+
+@pytest.mark.parametrize("text, sentences", [
+    ("Dr. Smith arrived. He sat down.", 2),
+    ("Bring fruit, e.g. apples. Or bread, i.e. anything.", 2),
+    ("She moved to the U.S. last year. It suits her.", 2),
+    ("Join me for coffee. Friday works.\n\nP.S. Bring the notes. And the cake!", 2),
+    ("One line. P.S. inside the line still counts.", 2),
+    ("Wow! Really? Yes… fine.", 4),
+])
+def test_sentences_end_at_their_punctuation_not_at_abbreviations_or_a_postscript(
+        text: str, sentences: int) -> None:
+    assert count_sentences(text) == sentences
 
 
 @pytest.mark.parametrize("kind, params, good, bad, measured_bad", [

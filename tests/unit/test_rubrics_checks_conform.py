@@ -118,7 +118,9 @@ def test_a_failed_check_says_what_to_do_in_words_a_reviser_can_act_on():
 
     cases = {
         Check(kind="word_count", params={"relation": "at most", "n": 3}): (
-            "a b c d e", "Remove at least 2 words."),
+            "a b c d e", "Remove at least 2 words: about half of the text."),
+        Check(kind="sentence_count", params={"relation": "exactly", "n": 2}): (
+            "One. Two. Three. Four.", "Remove at least 2 sentences: keep 2."),
         Check(kind="sentence_count", params={"relation": "between", "n": 3, "upper": 4}): (
             "One.", "Add at least 2 sentences."),
         Check(kind="keyword", params={"word": "leaf", "relation": "at least", "n": 2}): (
