@@ -54,6 +54,8 @@ _NOTES = re.compile(
     r"|(?:i|we) (?:have )?(?:revised|rewrote|removed|added|expanded|shortened|changed|kept|"
     r"made|improved|adjusted|updated|aim to)\b"
     r"|(?:this|the) (?:revised|revision|rewrite|new version|updated version|original text)\b"
+    # "The new answer meets all the requested points:" (a report on the revision, after it)
+    r"|(?:this|the) (?:new|updated|rewritten|above) (?:answer|text|response)\b"
     r"|in (?:this|the) revised\b"
     r"|note:"
     r")"
@@ -176,6 +178,26 @@ def looping(text: str) -> bool:
     return len(grams) < LOOP_DISTINCT * total and max(grams.values()) >= LOOP_REPEATS
 
 
+# A rewrite asked for one more sentence, item or highlighted span can meet the count by
+# writing a sentence or a line of the text a second time ("School IS A PLACE WHERE STUDENTS
+# LEARN AND GROW." twice for "two sentences"): the count is met, the request is not.
+PAD_WORDS = 4
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+
+
+def _repeated(text: str) -> set[tuple[str, ...]]:
+    """The sentences and lines of PAD_WORDS words or more that `text` has more than once."""
+    lines = Counter(tuple(_words(line)) for line in text.splitlines())
+    sentences = Counter(tuple(_words(p)) for p in _SENTENCE.findall(text))
+    return {w for w, n in (lines | sentences).items() if n > 1 and len(w) >= PAD_WORDS}
+
+
+def padded(text: str, revised: str) -> tuple[str, ...]:
+    """The sentences or lines `text` (a rewrite) repeats that `revised` (its parent) did
+    not: a count met by saying something twice. A refrain the parent had is its own."""
+    return tuple(sorted(" ".join(w) for w in _repeated(text) - _repeated(revised)))
+
+
 # -- selection: which candidate is y*, and when the loop may stop ---------------------------
 #
 # rank(c) = content(c) + CHECK_WEIGHT x pass_rate(c)      for an ordinary candidate
@@ -192,8 +214,9 @@ def looping(text: str) -> bool:
 # it. Ranks are compared with the scaffolding rule first (a text repeating the loop's
 # machinery loses to any that does not), the earliest candidate wins an exact tie, and an
 # unevaluated candidate never wins over an evaluated one. A text that loops on itself
-# (`looping`) counts as unclean like one repeating scaffolding: it loses to any text that
-# does not, and the loop never stops on it.
+# (`looping`), or a rewrite that says a sentence twice its parent said once (`padded`),
+# counts as unclean like one repeating scaffolding: it loses to any text that does not, and
+# the loop never stops on it.
 #
 # Machine-read formats are the exception to "checks never outweigh content": a text that a
 # program reads (JSON, JSON valid against the request's schema, XML tags, [[ ## field ## ]]
@@ -220,7 +243,7 @@ _SHORTER = re.compile(
 class Rank:
     """A candidate's place in the selection order (see the rule above)."""
 
-    clean: bool       # repeats none of the loop's scaffolding and does not loop on itself
+    clean: bool       # no scaffolding, no looping, no padding
     value: float      # content + check bonus, or content - shrink penalty
 
     @property
@@ -232,7 +255,7 @@ def rank(cand: Candidate) -> Rank | None:
     """None for a candidate that was never evaluated."""
     if cand.score is None:
         return None
-    clean = not cand.scaffolding and not cand.looping
+    clean = not cand.scaffolding and not cand.looping and not cand.padded
     if cand.shrunk:
         return Rank(clean, cand.score - SHRINK_PENALTY)
     return Rank(clean, cand.score + CHECK_WEIGHT * pass_rate(cand.checks))
@@ -263,10 +286,10 @@ def best(candidates: Sequence[Candidate], strict: bool = False) -> Candidate:
 
 def finished(cand: Candidate, threshold: float) -> bool:
     """May the loop stop at tau on this text: content reaches tau, every check passes, it
-    does not loop on itself, and it is not a shrunk rewrite that has still to earn its
-    scores."""
+    does not loop on itself or say a sentence twice that its parent said once, and it is not
+    a shrunk rewrite that has still to earn its scores."""
     return (cand.score is not None and cand.score >= threshold and not cand.shrunk
-            and not cand.looping and all(o.passed for o in cand.checks))
+            and not cand.looping and not cand.padded and all(o.passed for o in cand.checks))
 
 
 def asks_shorter(request: str, checks: Iterable[Check], words: int) -> bool:

@@ -27,7 +27,7 @@ from llm.conversation import target_text
 from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.answer import best as _best
-from loops.answer import finished, scaffolding
+from loops.answer import finished, padded, scaffolding
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.degradation import Degradation, failed, with_outcome
 from loops.judges.assess import Assessor
@@ -361,8 +361,8 @@ class ReflectionLoop:
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
                           finish_reason=completion.finish_reason, scaffolding=leaks,
-                          conformed=met, retried=retried)
-        await run.event("rewritten", round=t, scaffolding=len(leaks))
+                          conformed=met, retried=retried, padded=padded(text, parent.text))
+        await run.event("rewritten", round=t, scaffolding=len(leaks), padded=len(child.padded))
         return await self.scorer.evaluate(run, child, want_reflection)
 
     async def _rewritten(self, run: RunState, parent: Candidate, request: str,

@@ -35,8 +35,9 @@ CONFORMED_KEY = "_conformed"   # check kinds met in code on the model's text
 SAME_AS_KEY = "_same_as"       # the earlier candidate with this very text (judged once)
 RETRIED_KEY = "_retried"       # asked again: the first rewrite gave its parent back unchanged
 UNSUPPORTED_KEY = "_unsupported"  # a gain the judge did not quote the text for: not counted
+PADDED_KEY = "_padded"         # sentences a rewrite says twice that its parent said once
 RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY, LOOPING_KEY,
-            CONFORMED_KEY, SAME_AS_KEY, RETRIED_KEY, UNSUPPORTED_KEY)
+            CONFORMED_KEY, SAME_AS_KEY, RETRIED_KEY, UNSUPPORTED_KEY, PADDED_KEY)
 
 
 def stored_checks(scores: dict[str, Any] | None) -> tuple[CheckOutcome, ...]:
@@ -87,6 +88,8 @@ def candidate_record(c: Candidate, answer: bool = False) -> CandidateRecord:
         scores[RETRIED_KEY] = True
     if c.unsupported:
         scores[UNSUPPORTED_KEY] = True
+    if c.padded:
+        scores[PADDED_KEY] = list(c.padded)
     if answer:
         scores[ANSWER_KEY] = True
     return CandidateRecord(

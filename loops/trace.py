@@ -56,6 +56,8 @@ class Candidate:
     checks: tuple[CheckOutcome, ...] = ()  # the checklist's checks run on the text, in order
     shrunk: bool = False                   # a rewrite that dropped most of the text it revised
     looping: bool = False                  # the text repeats itself (loops.answer.looping)
+    # sentences or lines a rewrite says twice that its parent said once (loops.answer.padded)
+    padded: tuple[str, ...] = ()
     conformed: tuple[str, ...] = ()        # check kinds met in code on the model's text
     # The judge first gave this revision its parent's scores on every dimension although the
     # texts differ substantially; the evaluation kept is the one asked again with the

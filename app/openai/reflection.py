@@ -103,6 +103,6 @@ def _candidate(c: Any) -> dict[str, Any]:
             "scores": dimension_scores(record.scores),
             "checks": [o.model_dump(mode="json") for o in c.checks], "shrunk": c.shrunk,
             "conformed": list(c.conformed), "same_as": c.same_as, "retried": c.retried,
-            "unsupported": c.unsupported,
+            "unsupported": c.unsupported, "padded": list(c.padded),
             "reflection": record.reflection, "usage": record.usage,
             "latency_ms": round(record.latency_ms, 2)}

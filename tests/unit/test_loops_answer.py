@@ -14,10 +14,10 @@ import pytest
 
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
-from loops.answer import clean_answer, looping, scaffolding
+from loops.answer import clean_answer, looping, padded, scaffolding
 from loops.options import LoopOptions
 from loops.prompting import render_history
-from loops.record import LOOPING_KEY, to_record
+from loops.record import LOOPING_KEY, PADDED_KEY, to_record
 from loops.rewrite import render_reflection
 from loops.trace import Reflection, ReflectionItem
 from tests.unit.test_loops_controller import QUERY, World, make_loop
@@ -55,6 +55,10 @@ _REFLECTIONS = [
     ("The revised answer is: Exercise keeps the heart strong.",
      "Exercise keeps the heart strong."),
     ("Revised version as follows:\n\n1. Walk.\n2. Swim.", "1. Walk.\n2. Swim."),
+    # 1.5B reviser under `checks`: a report on the revision copying the request's words
+    ("Green tea is made from the leaves of one plant.\n\nThe new answer meets all the "
+     "requested points:\n- It has at least 2 times 'leaf'",
+     "Green tea is made from the leaves of one plant."),
 ])
 def test_clean_answer_strips_headings_fences_and_revision_notes(raw: str, clean: str) -> None:
     assert clean_answer(raw) == clean
@@ -186,3 +190,43 @@ def test_a_rewrite_looping_on_itself_loses_to_the_draft_and_never_ends_the_loop(
     assert trace.answer.text == _DRAFT
     record = to_record(trace, namespace="d", request={}, model="m", backend="b")
     assert [bool(c.scores.get(LOOPING_KEY)) for c in record.candidates] == [False, True, True]
+
+
+_ONE = "School IS A PLACE WHERE STUDENTS LEARN AND GROW."
+_DOGS = ("Dogs make good pets. They are highly intelligent and can learn to perform a wide "
+         "range of tasks.")
+
+
+@pytest.mark.parametrize(("text", "parent", "found"), [
+    # 1.5B reviser asked for two sentences, and for two highlighted spans
+    (f"{_ONE} {_ONE}", _ONE, ("school is a place where students learn and grow",)),
+    (f"*Highly intelligent and can learn to perform a wide range of tasks*\n\n{_DOGS}\n\n"
+     "*Highly intelligent and can learn to perform a wide range of tasks*", _DOGS,
+     ("highly intelligent and can learn to perform a wide range of tasks",)),
+    # a refrain its parent had, short repeats, a new sentence: nothing
+    ("Rain falls down.\nRain falls down.\nAnd then the sun.", "Rain falls down.\nRain falls "
+     "down.", ()),
+    ("Yes. Yes. Go on then. Go on then.", "Yes.", ()),
+    (f"{_ONE} Teachers help them every day.", _ONE, ()),
+])
+def test_padded_names_what_a_rewrite_says_twice_that_its_parent_said_once(
+        text: str, parent: str, found: tuple[str, ...]) -> None:
+    assert padded(text, parent) == found
+
+
+def test_a_rewrite_meeting_a_count_by_saying_a_sentence_twice_is_never_the_answer() -> None:
+    from loops.controller import ReflectionLoop
+    from tests.unit.test_loops_controller import CHECKLIST, FixedProvider
+
+    replies = iter([_ONE, f"{_ONE} {_ONE}", f"{_ONE} {_ONE}"])
+    writer = ScriptedBackend(default=lambda m, p, s: next(replies))
+    loop = ReflectionLoop(writer, ScriptedBackend(), FixedProvider(CHECKLIST),
+                          judge_params=ChatParams())
+    ask = [{"role": "user", "content": "Write two sentences about school."}]
+    trace = asyncio.run(loop.run(ask, ChatParams(), LoopOptions(
+        memory=False, evaluation="checks", threshold=1.0, max_rounds=1), namespace="d"))
+    draft, rewrite = trace.candidates
+    assert rewrite.checks_passed == 1 and draft.checks_passed == 0 and rewrite.padded
+    assert trace.answer.position == 0 and trace.stop_reason == "max_rounds"
+    record = to_record(trace, namespace="d", request={}, model="m", backend="b")
+    assert record.candidates[1].scores[PADDED_KEY] == list(rewrite.padded)
