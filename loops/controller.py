@@ -37,7 +37,7 @@ from loops.judges.requirements import ChecksAssessor, resolved_for, stated_check
 from loops.options import LoopOptions
 from loops.prompting import Attempt, measured_change
 from loops.reflection import with_checks
-from loops.rewrite import UNCHANGED_NOTE, revision_request, rewrite, varied
+from loops.rewrite import UNCHANGED_NOTE, answer_anew, revision_request, rewrite, varied
 from loops.scoring import RunState, Scorer, Stop
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checks import conform
@@ -343,8 +343,10 @@ class ReflectionLoop:
                      k: int = 1) -> Candidate:
         """The `index`-th of `k` rewrites of `parent`, evaluated: the first sampled as the
         request asks, the others varied (`loops.rewrite.varied`). A rewrite that gives the
-        text back unchanged (once the exact changes are made) is asked once more with a
-        firmer instruction, varied too; the candidate says so (`retried`)."""
+        text back unchanged (once the exact changes are made) is asked once more, varied too:
+        where `parent` fails checks, as a new answer to the request with those checks stated
+        and no draft to copy (`loops.rewrite.answer_anew`); otherwise with a firmer
+        instruction. The candidate says so (`retried`)."""
         t0 = self.clock()
         request = revision_request(critique, list(history), parent.checks,
                                    parent.text if parent.finish_reason == "length" else None)
@@ -354,9 +356,10 @@ class ReflectionLoop:
         if text.strip() == parent.text.strip():
             retried = True
             await run.event("unchanged", round=t)
+            anew = any(not o.passed for o in parent.checks)
             text, completion, met = await self._rewritten(
                 run, parent, f"{request.rstrip()}\n\n{UNCHANGED_NOTE}",
-                varied(run.params, index + k))
+                varied(run.params, index + k), anew=anew)
         leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}", request))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
@@ -366,12 +369,18 @@ class ReflectionLoop:
         return await self.scorer.evaluate(run, child, want_reflection)
 
     async def _rewritten(self, run: RunState, parent: Candidate, request: str,
-                         params: ChatParams) -> tuple[str, Completion, tuple[str, ...]]:
-        """The reviser's text with the exact changes made, its completion, the kinds met."""
+                         params: ChatParams, anew: bool = False,
+                         ) -> tuple[str, Completion, tuple[str, ...]]:
+        """The reviser's text (`anew`: a new answer told the checks `parent` failed) with the
+        exact changes made, its completion, the kinds met."""
         t0 = self.clock()
         try:
-            text, completion = await rewrite(self.writer, run.query, parent.text, request,
-                                             params)
+            if anew:
+                text, completion = await answer_anew(self.writer, run.query, parent.checks,
+                                                     params)
+            else:
+                text, completion = await rewrite(self.writer, run.query, parent.text, request,
+                                                 params)
         except RedraftError as exc:
             run.degrade(failed("rewrite", exc))
             raise

@@ -117,6 +117,31 @@ def revision_request(reflection: Reflection, history: list[Attempt],
         history=f"Earlier rounds:\n{render_history(history)}\n\n" if history else "")
 
 
+def anew_messages(query: Sequence[Message], checks: Sequence[CheckOutcome]) -> list[Message]:
+    """The conversation with its last user turn asked again, the requirements an earlier
+    answer missed stated after it, and no earlier answer to copy: a 1.5B reviser shown its
+    draft gave it back word for word even when told twice to change it, and asked anew it
+    writes a new text. Only the failed checks are said (measured, with their targets)."""
+    missed = "\n".join(f"- it had {o.measured}; the request asks for {o.target}."
+                       for o in checks if not o.passed)
+    turns = list(query)
+    last = max((i for i, m in enumerate(turns) if m.get("role") == "user"), default=None)
+    asked = template("answer_anew").substitute(request=target_text(query).strip(),
+                                               missed=missed)
+    if last is None:
+        return [*turns, {"role": "user", "content": asked}]
+    return [*turns[:last], {"role": "user", "content": asked}, *turns[last + 1:]]
+
+
+async def answer_anew(backend: Backend, query: Sequence[Message],
+                      checks: Sequence[CheckOutcome], params: ChatParams,
+                      ) -> tuple[str, Completion]:
+    """A new answer to the request with the checks an earlier answer failed stated
+    (`anew_messages`)."""
+    completion = await backend.chat(anew_messages(query, checks), params.with_(n=1))
+    return clean_answer(completion.text), completion
+
+
 async def rewrite(backend: Backend, query: Sequence[Message], text: str, request: str,
                   params: ChatParams) -> tuple[str, Completion]:
     """The revised text, asked with `request` (`revision_request`)."""

@@ -12,6 +12,7 @@ from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
+from loops.rewrite import VARIED_TEMPERATURE
 from tests.unit.test_loops_controller import CHECKLIST, DIMS, FixedProvider
 
 ASK = [{"role": "user", "content": "Describe a lighthouse in at most 8 words. Do not use any "
@@ -76,6 +77,16 @@ def test_a_draft_cut_by_the_length_limit_is_asked_back_shorter_and_complete():
     assert ("The draft was cut off by the length limit after 11 words, before it ended: write "
             "a complete answer of at most about 6 words.") in request
     assert request.index("cut off") < request.index("It has 11 words")
+
+
+def test_a_reviser_giving_the_draft_back_is_asked_for_a_new_answer_without_the_draft():
+    trace, writer, _ = _run([LONG, LONG, SHORT], max_rounds=1)
+    assert trace.answer.text == SHORT and trace.candidates[1].retried
+    (retry,) = writer.calls[2].messages
+    assert retry["role"] == "user" and LONG not in retry["content"]
+    assert retry["content"].startswith(ASK[0]["content"])
+    assert "- it had 11 words; the request asks for at most 8 words." in retry["content"]
+    assert writer.calls[2].params.temperature == VARIED_TEMPERATURE
 
 
 def test_a_rewrite_that_breaks_a_requirement_the_draft_met_is_never_the_answer():
