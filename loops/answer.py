@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from llm.conversation import detect_language
 from loops.trace import Candidate
 from rubrics.checks import Check, pass_rate
 from rubrics.checks.kinds import count_words
@@ -192,6 +193,12 @@ def _repeated(text: str) -> set[tuple[str, ...]]:
     return {w for w, n in (lines | sentences).items() if n > 1 and len(w) >= PAD_WORDS}
 
 
+def off_language(text: str, revised: str) -> bool:
+    """Is `text` (a rewrite) written in another language than `revised` (its parent)?"""
+    was, now = detect_language(revised), detect_language(text)
+    return was is not None and now is not None and was != now
+
+
 def padded(text: str, revised: str) -> tuple[str, ...]:
     """The sentences or lines `text` (a rewrite) repeats that `revised` (its parent) did
     not: a count met by saying something twice. A refrain the parent had is its own."""
@@ -214,9 +221,9 @@ def padded(text: str, revised: str) -> tuple[str, ...]:
 # it. Ranks are compared with the scaffolding rule first (a text repeating the loop's
 # machinery loses to any that does not), the earliest candidate wins an exact tie, and an
 # unevaluated candidate never wins over an evaluated one. A text that loops on itself
-# (`looping`), or a rewrite that says a sentence twice its parent said once (`padded`),
-# counts as unclean like one repeating scaffolding: it loses to any text that does not, and
-# the loop never stops on it.
+# (`looping`), a rewrite that says a sentence twice its parent said once (`padded`) and one
+# in another language than its parent (`off_language`) count as unclean like one repeating
+# scaffolding: each loses to any text that is clean, and the loop never stops on it.
 #
 # Machine-read formats are the exception to "checks never outweigh content": a text that a
 # program reads (JSON, JSON valid against the request's schema, XML tags, [[ ## field ## ]]
@@ -255,7 +262,7 @@ def rank(cand: Candidate) -> Rank | None:
     """None for a candidate that was never evaluated."""
     if cand.score is None:
         return None
-    clean = not cand.scaffolding and not cand.looping and not cand.padded
+    clean = not (cand.scaffolding or cand.looping or cand.padded or cand.off_language)
     if cand.shrunk:
         return Rank(clean, cand.score - SHRINK_PENALTY)
     return Rank(clean, cand.score + CHECK_WEIGHT * pass_rate(cand.checks))
@@ -286,10 +293,11 @@ def best(candidates: Sequence[Candidate], strict: bool = False) -> Candidate:
 
 def finished(cand: Candidate, threshold: float) -> bool:
     """May the loop stop at tau on this text: content reaches tau, every check passes, it
-    does not loop on itself or say a sentence twice that its parent said once, and it is not
-    a shrunk rewrite that has still to earn its scores."""
+    does not loop on itself, say a sentence twice that its parent said once or leave its
+    parent's language, and it is not a shrunk rewrite that has still to earn its scores."""
     return (cand.score is not None and cand.score >= threshold and not cand.shrunk
-            and not cand.looping and not cand.padded and all(o.passed for o in cand.checks))
+            and not (cand.looping or cand.padded or cand.off_language)
+            and all(o.passed for o in cand.checks))
 
 
 def asks_shorter(request: str, checks: Iterable[Check], words: int) -> bool:

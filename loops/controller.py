@@ -27,7 +27,7 @@ from llm.conversation import target_text
 from llm.errors import RedraftError
 from llm.types import ChatParams, Completion, Message
 from loops.answer import best as _best
-from loops.answer import finished, padded, scaffolding
+from loops.answer import finished, off_language, padded, scaffolding
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.degradation import Degradation, failed, with_outcome
 from loops.judges.assess import Assessor
@@ -364,7 +364,8 @@ class ReflectionLoop:
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
                           finish_reason=completion.finish_reason, scaffolding=leaks,
-                          conformed=met, retried=retried, padded=padded(text, parent.text))
+                          conformed=met, retried=retried, padded=padded(text, parent.text),
+                          off_language=off_language(text, parent.text))
         await run.event("rewritten", round=t, scaffolding=len(leaks), padded=len(child.padded))
         return await self.scorer.evaluate(run, child, want_reflection)
 

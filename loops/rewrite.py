@@ -126,8 +126,9 @@ def anew_messages(query: Sequence[Message], checks: Sequence[CheckOutcome]) -> l
                        for o in checks if not o.passed)
     turns = list(query)
     last = max((i for i, m in enumerate(turns) if m.get("role") == "user"), default=None)
-    asked = template("answer_anew").substitute(request=target_text(query).strip(),
-                                               missed=missed)
+    asked = template("answer_anew").substitute(
+        request=target_text(query).strip(), missed=missed,
+        language_rule=language_rule(target_text(query)))
     if last is None:
         return [*turns, {"role": "user", "content": asked}]
     return [*turns[:last], {"role": "user", "content": asked}, *turns[last + 1:]]

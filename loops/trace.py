@@ -58,6 +58,9 @@ class Candidate:
     looping: bool = False                  # the text repeats itself (loops.answer.looping)
     # sentences or lines a rewrite says twice that its parent said once (loops.answer.padded)
     padded: tuple[str, ...] = ()
+    # a rewrite written in another language than the text it revised (a Chinese request's
+    # answer rewritten in English meets a Chinese length limit with no Chinese at all)
+    off_language: bool = False
     conformed: tuple[str, ...] = ()        # check kinds met in code on the model's text
     # The judge first gave this revision its parent's scores on every dimension although the
     # texts differ substantially; the evaluation kept is the one asked again with the

@@ -14,7 +14,7 @@ import pytest
 
 from llm.scripted import ScriptedBackend
 from llm.types import ChatParams
-from loops.answer import clean_answer, looping, padded, scaffolding
+from loops.answer import clean_answer, looping, off_language, padded, scaffolding
 from loops.options import LoopOptions
 from loops.prompting import render_history
 from loops.record import LOOPING_KEY, PADDED_KEY, to_record
@@ -230,3 +230,26 @@ def test_a_rewrite_meeting_a_count_by_saying_a_sentence_twice_is_never_the_answe
     assert trace.answer.position == 0 and trace.stop_reason == "max_rounds"
     record = to_record(trace, namespace="d", request={}, model="m", backend="b")
     assert record.candidates[1].scores[PADDED_KEY] == list(rewrite.padded)
+
+
+def test_a_rewrite_leaving_its_parents_language_is_off_language() -> None:
+    # 1.5B reviser asked anew for a Chinese list under 100 characters: it answered in English
+    assert off_language("1. Increase your vocabulary\n2. Practise daily",
+                        "1. **设定明确的学习目标**：明确你的学习目标")
+    assert not off_language("1. 每天练习", "1. **设定明确的学习目标**")
+    assert not off_language("Rain taps the roof.", "Rain falls.")
+    assert not off_language("2024: 42", "Rain falls.")  # no language to tell
+
+
+def test_a_new_answer_to_a_chinese_request_is_asked_in_chinese() -> None:
+    from loops.rewrite import anew_messages
+    from rubrics.checks import CheckOutcome
+
+    failed = CheckOutcome(kind="char_count", passed=False, measured="189 Chinese characters",
+                          target="at most 100 Chinese characters")
+    ask = [{"role": "user", "content": "请给出4条学习建议，总字数在100字以内。"}]
+    (asked,) = anew_messages(ask, [failed])
+    assert asked["content"].startswith("请给出4条学习建议")
+    assert "Write in Chinese (简体中文), the language of the request." in asked["content"]
+    assert "- it had 189 Chinese characters; the request asks for at most 100 Chinese " \
+        "characters." in asked["content"]
