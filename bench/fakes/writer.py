@@ -219,7 +219,8 @@ class WriterResponder:
     # -- writing ------------------------------------------------------------------------------
     def rewrite(self, prompt: str, messages: list[dict[str, Any]]) -> str:
         """The draft the revision request quotes plus one sentence that carries the next
-        revision mark."""
+        revision mark (each round's sentence its own words: a rewrite saying a sentence
+        twice is `padded` and never the answer)."""
         request, current, task = revision_parts(prompt)
         reflection = _between(task, "What to change:\n", "\n\n")
         dim = next((line[2:].split(":", 1)[0] for line in reflection.splitlines()
@@ -227,10 +228,11 @@ class WriterResponder:
         revision = current.count(REVISION_MARK) + 1
         topic = _topic(request)[:60]  # Chinese has no spaces: a topic of 10 words is a page
         if _is_zh(request + current) or any(_is_zh(_content(m)) for m in messages[:-1]):
-            added = f"关于{dim}：本版补充了与“{topic}”相关的具体细节{REVISION_MARK}{revision})。"
+            added = (f"关于{dim}：第{revision}版补充了与“{topic}”相关的具体细节"
+                     f"{REVISION_MARK}{revision})。")
         else:
-            added = (f"On {dim.lower()}: this version adds a concrete detail about {topic} "
-                     f"{REVISION_MARK}{revision}).")
+            added = (f"On {dim.lower()}: version {revision} adds a concrete detail about "
+                     f"{topic} {REVISION_MARK}{revision}).")
         return f"{current}\n\n{added}" if current else added
 
     # -- coding (checklist agents) --------------------------------------------------------
