@@ -160,6 +160,11 @@ LOOP_NGRAM = 6
 LOOP_MIN_TOKENS = 40
 LOOP_DISTINCT = 0.5
 LOOP_REPEATS = 4
+# A short text loops too when it has only a few words, over and over ("Pizza, a pizza, a
+# pizza, ..." from a 1.5B reviser told not to say "cheese"): SHORT_LOOP_TOKENS tokens or
+# more, under SHORT_LOOP_DISTINCT of them distinct. A refrain sung twice stays above it.
+SHORT_LOOP_TOKENS = 12
+SHORT_LOOP_DISTINCT = 0.25
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+")
 
 
@@ -169,11 +174,14 @@ def looping(text: str) -> bool:
     (texts under LOOP_MIN_TOKENS tokens never loop). A refrain, a repeated heading or a
     passage quoted twice stays clear of that; a model repeating one sentence falls far below,
     and so does one counting up ("* A (2)", "* A (3)", ... to its token limit), while a
-    table of figures has few words to repeat."""
+    table of figures has few words to repeat. A text of SHORT_LOOP_TOKENS tokens or more with
+    under SHORT_LOOP_DISTINCT of them distinct loops whatever its length."""
     every = _TOKEN.findall(text.lower())
+    tokens = [t for t in every if not t.isdigit()]
+    if len(tokens) >= SHORT_LOOP_TOKENS and len(set(tokens)) < SHORT_LOOP_DISTINCT * len(tokens):
+        return True
     if len(every) < LOOP_MIN_TOKENS:
         return False
-    tokens = [t for t in every if not t.isdigit()]
     grams = Counter(tuple(tokens[i:i + LOOP_NGRAM]) for i in range(len(tokens) - LOOP_NGRAM + 1))
     total = sum(grams.values())
     return len(grams) < LOOP_DISTINCT * total and max(grams.values()) >= LOOP_REPEATS

@@ -159,7 +159,11 @@ _DRAFT = ("1. **Health**: walking strengthens the heart and lungs.\n"
     (_DRAFT, False),
     ("Row, row, row your boat, gently down the stream. Merrily, merrily, merrily, merrily, "
      "life is but a dream. " * 2, False),                        # a refrain sung twice
-    ("It is a task. " * 5, False),                               # too short to tell
+    ("It is a task. " * 5, True),                                # few words, over and over
+    ("It is a task. " * 2, False),                               # too short to tell
+    # a 1.5B reviser told not to say "cheese" in its pizza description
+    ("Pizza, a pizza, a pizza, a pizza, a pizza, a pizza, a pizza, a pizza, a pizza.", True),
+    ("Yes yes yes, no no no, maybe maybe maybe, and then we go home for tea.", False),
     ("春天来了，花开了，鸟儿在树上唱歌。小河里的冰融化了，孩子们在田野里放风筝，"
      "农民伯伯开始播种，到处都是一片生机勃勃的景象。", False),
     # SmolLM2's rewrite of a three-bullet answer, counting up to its token limit
