@@ -258,7 +258,7 @@ _SHORTER = re.compile(
 class Rank:
     """A candidate's place in the selection order (see the rule above)."""
 
-    clean: bool       # no scaffolding, no looping, no padding
+    clean: bool       # no scaffolding, looping, padding or change of language
     value: float      # content + check bonus, or content - shrink penalty
 
     @property

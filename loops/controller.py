@@ -357,9 +357,9 @@ class ReflectionLoop:
             retried = True
             await run.event("unchanged", round=t)
             anew = any(not o.passed for o in parent.checks)
+            firmer = request if anew else f"{request.rstrip()}\n\n{UNCHANGED_NOTE}"
             text, completion, met = await self._rewritten(
-                run, parent, f"{request.rstrip()}\n\n{UNCHANGED_NOTE}",
-                varied(run.params, index + k), anew=anew)
+                run, parent, firmer, varied(run.params, index + k), anew=anew)
         leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}", request))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
@@ -372,8 +372,9 @@ class ReflectionLoop:
     async def _rewritten(self, run: RunState, parent: Candidate, request: str,
                          params: ChatParams, anew: bool = False,
                          ) -> tuple[str, Completion, tuple[str, ...]]:
-        """The reviser's text (`anew`: a new answer told the checks `parent` failed) with the
-        exact changes made, its completion, the kinds met."""
+        """The reviser's text, asked with `request` (`anew`: a new answer told the checks
+        `parent` failed; `request` unused), with the exact changes made, its completion, the
+        kinds met."""
         t0 = self.clock()
         try:
             if anew:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llm.base import Backend
-from llm.conversation import message_text, target_text
+from llm.conversation import last_user_index, message_text, target_text
 from llm.types import ChatParams, Completion, Message
 from loops.answer import clean_answer
 from loops.prompting import Attempt, language_rule, render_history, template
@@ -83,7 +83,7 @@ def revision_messages(query: Sequence[Message], text: str, request: str) -> list
         first = turns.pop(0)
         own = message_text(first)
         system = f"{system}\n\n{own}" if own else system
-    last = max((i for i, m in enumerate(turns) if m.get("role") == "user"), default=None)
+    last = last_user_index(turns)
     if last is not None:
         turns.pop(last)
     frame = template("rewrite_frame").substitute(request=target_text(query).strip(),
@@ -124,14 +124,13 @@ def anew_messages(query: Sequence[Message], checks: Sequence[CheckOutcome]) -> l
     writes a new text. Only the failed checks are said (measured, with their targets)."""
     missed = "\n".join(f"- it had {o.measured}; the request asks for {o.target}."
                        for o in checks if not o.passed)
-    turns = list(query)
-    last = max((i for i, m in enumerate(turns) if m.get("role") == "user"), default=None)
-    asked = template("answer_anew").substitute(
-        request=target_text(query).strip(), missed=missed,
-        language_rule=language_rule(target_text(query)))
+    turns, target = list(query), target_text(query)
+    asked = {"role": "user", "content": template("answer_anew").substitute(
+        request=target.strip(), missed=missed, language_rule=language_rule(target))}
+    last = last_user_index(turns)
     if last is None:
-        return [*turns, {"role": "user", "content": asked}]
-    return [*turns[:last], {"role": "user", "content": asked}, *turns[last + 1:]]
+        return [*turns, asked]
+    return [*turns[:last], asked, *turns[last + 1:]]
 
 
 async def answer_anew(backend: Backend, query: Sequence[Message],
