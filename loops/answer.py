@@ -41,8 +41,8 @@ _PREFACE = re.compile(
     r")\s*\n", re.IGNORECASE)
 # "The revised answer is:" / "Revised version as follows:" before the text, on its line or not
 _LEAD_IN = re.compile(
-    r"^\s*(?:(?:the|my|here is the|here's the|here is my)\s+)?"
-    r"(?:revised|improved|updated|rewritten|final|edited|new|corrected)\s+"
+    r"^\s*(?:(?:the|my|an|here is the|here's the|here is my)\s+)?"
+    r"(?:revised|improved|updated|rewritten|final|edited|new|corrected|original|draft|earlier)\s+"
     r"(?:answer|text|version|response|draft)(?:\s+is)?(?:\s+as follows)?\s*:[ \t]*\n?",
     re.IGNORECASE)
 _FENCED = re.compile(r"^\s*```[\w-]*\n(.*?)\n?```\s*$", re.DOTALL)
@@ -56,7 +56,9 @@ _NOTES = re.compile(
     r"made|improved|adjusted|updated|aim to)\b"
     r"|(?:this|the) (?:revised|revision|rewrite|new version|updated version|original text)\b"
     # "The new answer meets all the requested points:" (a report on the revision, after it)
-    r"|(?:this|the) (?:new|updated|rewritten|above) (?:answer|text|response)\b"
+    r"|(?:this|the) (?:new|updated|rewritten|above|original) (?:answer|text|response)\b"
+    # "The draft meets the request:" (a verdict on the text revised, after the rewrite)
+    r"|the (?:original )?draft (?:meets|met|misses|missed|fails|failed|satisfies|now)\b"
     r"|in (?:this|the) revised\b"
     r"|note:"
     r")"
@@ -79,7 +81,14 @@ SHINGLE = 6  # words: a run this long copied from a prompt is no accident
 def clean_answer(text: str, original_fenced: bool = False) -> str:
     """The answer with a leading announcement, a fence around the whole text (unless the
     text it revises was fenced too) and trailing revision notes removed."""
-    text = text.strip()
+    text = _strip_prefaces(text.strip())
+    fenced = _FENCED.match(text)
+    if fenced and not original_fenced:  # "```\nThe original text is:\n..." has one inside
+        text = _strip_prefaces(fenced.group(1).strip())
+    return _drop_notes(text).strip()
+
+
+def _strip_prefaces(text: str) -> str:
     for _ in range(2):  # "Sure! ...\n### Revised text" stacks two prefaces
         stripped = _PREFACE.sub("", text, count=1)
         if stripped == text:
@@ -87,10 +96,7 @@ def clean_answer(text: str, original_fenced: bool = False) -> str:
         if stripped == text or not stripped.strip():
             break
         text = stripped.strip()
-    fenced = _FENCED.match(text)
-    if fenced and not original_fenced:
-        text = fenced.group(1).strip()
-    return _drop_notes(text).strip()
+    return text
 
 
 def _drop_notes(text: str) -> str:
@@ -123,6 +129,9 @@ def scaffolding(answer: str, allowed: str, hidden: str = "") -> list[str]:
             found.append(" ".join(gram))
     copied = _lines(hidden) - _lines(allowed)
     found.extend(" ".join(line) for line in _lines(answer) & copied)
+    headings = _prompt_headings() - {tuple(_words(line)) for line in allowed.splitlines()}
+    found.extend(" ".join(line) for line in {tuple(_words(x)) for x in answer.splitlines()}
+                 & headings)
     return sorted(set(found))
 
 
@@ -141,15 +150,33 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
 
 
 @cache
+def _prompt_headings() -> frozenset[tuple[str, ...]]:
+    """The headings of two words or more that frame the loop's prompts ("Draft answer:"): a
+    line of the answer that is one copies the frame."""
+    found: set[tuple[str, ...]] = set()
+    for text in _prompt_texts():
+        for line in text.splitlines():
+            if _HEADING.match(line) and len(words := tuple(_words(line))) >= 2:
+                found.add(words)
+    return frozenset(found)
+
+
+_HEADING = re.compile(r"^\s*[A-Z][\w ]{0,40}:\s*$")
+
+
+def _prompt_texts() -> list[str]:
+    """Every prompt template the loop, the rubric agents and the memory selector send."""
+    return [item.read_text("utf-8") for package in ("loops", "rubrics", "memory")
+            for item in resources.files(package).joinpath("prompts").iterdir()
+            if item.name.endswith(".txt")]
+
+
+@cache
 def _prompt_shingles() -> frozenset[tuple[str, ...]]:
     """Word runs of every prompt the loop, the rubric agents and the memory selector send."""
     grams: set[tuple[str, ...]] = set()
-    for package in ("loops", "rubrics", "memory"):
-        folder = resources.files(package).joinpath("prompts")
-        for item in folder.iterdir():
-            if item.name.endswith(".txt"):
-                text = re.sub(r"\$\{?\w+\}?", " ", item.read_text("utf-8"))
-                grams |= _shingles(text)
+    for text in _prompt_texts():
+        grams |= _shingles(re.sub(r"\$\{?\w+\}?", " ", text))
     return frozenset(grams)
 
 
@@ -207,10 +234,13 @@ def off_language(text: str, revised: str) -> bool:
     return was is not None and now is not None and was != now
 
 
-def padded(text: str, revised: str) -> tuple[str, ...]:
+def padded(text: str, revised: str, draft: str | None = None) -> tuple[str, ...]:
     """The sentences or lines `text` (a rewrite) repeats that `revised` (its parent) did
-    not: a count met by saying something twice. A refrain the parent had is its own."""
-    return tuple(sorted(" ".join(w) for w in _repeated(text) - _repeated(revised)))
+    not: a count met by saying something twice. A refrain the parent had is its own when
+    the `draft` the loop started from had it too: padding a rewrite brought in stays padding
+    in the rewrites of that rewrite."""
+    own = _repeated(revised) & _repeated(draft if draft is not None else revised)
+    return tuple(sorted(" ".join(w) for w in _repeated(text) - own))
 
 
 # -- selection: which candidate is y*, and when the loop may stop ---------------------------

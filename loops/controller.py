@@ -364,7 +364,8 @@ class ReflectionLoop:
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
                           finish_reason=completion.finish_reason, scaffolding=leaks,
-                          conformed=met, retried=retried, padded=padded(text, parent.text),
+                          conformed=met, retried=retried,
+                          padded=padded(text, parent.text, _draft(run, parent).text),
                           off_language=off_language(text, parent.text))
         await run.event("rewritten", round=t, scaffolding=len(leaks), padded=len(child.padded))
         return await self.scorer.evaluate(run, child, want_reflection)
@@ -391,6 +392,12 @@ class ReflectionLoop:
         if run.options.conform and run.checks:
             text, met = conform(text, run.checks)
         return text, completion, met
+
+
+def _draft(run: RunState, parent: Candidate) -> Candidate:
+    """The text the loop started from (slot 0), or `parent` before there is one."""
+    return run.candidates[0] if run.candidates else parent
+
 
 def _answered(best: Candidate) -> str:
     """What the user got, in words."""

@@ -96,9 +96,8 @@ def render_cut(text: str) -> str:
     again (a 1.5B reviser copied such drafts, cut where they were), so the new one must be
     shorter, in words a reviser can act on."""
     words = count_words(text)
-    return (f"The draft was cut off by the length limit after {words} words, before it "
-            f"ended: write a complete answer of at most about {max(1, words * 3 // 5)} "
-            "words.\n\n")
+    note = template("cut_note").substitute(words=words, limit=max(1, words * 3 // 5))
+    return f"{note.strip()}\n\n"
 
 
 def revision_request(reflection: Reflection, history: list[Attempt],

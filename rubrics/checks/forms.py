@@ -51,9 +51,27 @@ def unfenced(text: str) -> str:
     return match.group(1).strip() if match else stripped
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose names are unique (RFC 8259: a parser keeps only one of a repeated
+    name, so a repeat is data lost, not data given)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            count = sum(k == key for k, _ in pairs)
+            raise _RepeatedKey(f"the key {key!r} appears {count} times in one object")
+        seen[key] = value
+    return seen
+
+
 def parse_json(text: str) -> tuple[Any, str | None]:
     try:
-        return json.loads(unfenced(text)), None
+        return json.loads(unfenced(text), object_pairs_hook=_unique_keys), None
+    except _RepeatedKey as exc:
+        return None, f"not valid JSON ({exc})"
     except ValueError as exc:
         return None, f"not valid JSON ({str(exc).split(':')[0]})"
 
@@ -170,7 +188,11 @@ def _separate_postscript(text: str, params: Mapping[str, Any]) -> str | None:
 def _json(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     _, error = parse_json(text)
     return flag("json", error is None, error or "valid JSON", "the whole response as JSON",
-                "Answer with only valid JSON, nothing before or after it.")
+                _JSON_ACTION + (_ONCE if error and "appears" in error else ""))
+
+
+_JSON_ACTION = "Answer with only valid JSON, nothing before or after it."
+_ONCE = " Give each key once per object; several values of one key go in one list."
 
 
 def _json_schema(text: str, params: Mapping[str, Any]) -> CheckOutcome:
@@ -184,7 +206,8 @@ def _json_schema(text: str, params: Mapping[str, Any]) -> CheckOutcome:
         error = f"JSON that breaks the schema: {'; '.join(found[:3])}" if found else None
     return flag("json_schema", error is None, error or "JSON valid against the schema",
                 "JSON valid against the schema the request gives",
-                "Answer with only JSON valid against the schema the request gives.")
+                "Answer with only JSON valid against the schema the request gives."
+                + (_ONCE if error and "appears" in error else ""))
 
 
 def _language(text: str, params: Mapping[str, Any]) -> CheckOutcome:

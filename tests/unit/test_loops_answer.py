@@ -55,10 +55,17 @@ _REFLECTIONS = [
     ("The revised answer is: Exercise keeps the heart strong.",
      "Exercise keeps the heart strong."),
     ("Revised version as follows:\n\n1. Walk.\n2. Swim.", "1. Walk.\n2. Swim."),
+    ("The original text is:\n\n晚安。", "晚安。"),
+    ("```\nThe original text is:\n\n晚安。\n```", "晚安。"),
+    ("An earlier answer:\n1. Reuse bags.\n2. Refill bottles.", "1. Reuse bags.\n2. Refill bottles."),
     # 1.5B reviser under `checks`: a report on the revision copying the request's words
     ("Green tea is made from the leaves of one plant.\n\nThe new answer meets all the "
      "requested points:\n- It has at least 2 times 'leaf'",
      "Green tea is made from the leaves of one plant."),
+    # SmolLM2 under `checks`: a verdict on the draft after the rewrite
+    ("- Owl\n- Fox\n\nThe original answer meets all the requested points.", "- Owl\n- Fox"),
+    ("I'm glad you like it.\n\nThe draft meets the request:\n- It meets the request:",
+     "I'm glad you like it."),
 ])
 def test_clean_answer_strips_headings_fences_and_revision_notes(raw: str, clean: str) -> None:
     assert clean_answer(raw) == clean
@@ -216,6 +223,36 @@ _DOGS = ("Dogs make good pets. They are highly intelligent and can learn to perf
 def test_padded_names_what_a_rewrite_says_twice_that_its_parent_said_once(
         text: str, parent: str, found: tuple[str, ...]) -> None:
     assert padded(text, parent) == found
+
+
+def test_padding_a_rewrite_brought_in_stays_padding_in_its_own_rewrites() -> None:
+    # SmolLM2 under `checks`: round 1 added "- It meets the request:" fifteen times, round 2
+    # kept them; its parent's repeat is no refrain when the draft never had it
+    draft = "Dear John, come for coffee. It is a lovely spot."
+    verdicts = "- It meets the request:\n" * 15
+    first = f"Come for coffee. It is lovely.\n{verdicts}"
+    second = f"Come for coffee. It is a lovely spot.\n{verdicts}"
+    assert padded(first, draft) == ("it meets the request",)
+    assert padded(second, first) == ()
+    assert padded(second, first, draft) == ("it meets the request",)
+    refrain = "Rain falls down.\nRain falls down."
+    assert padded(f"{refrain}\nSun.", f"{refrain}\nCloud.", refrain) == ()
+
+
+def test_a_heading_of_the_revision_frame_in_the_answer_is_scaffolding() -> None:
+    # SmolLM2 asked to start with "Snow": "Snow\n\nDraft answer:\nSnow is ..."
+    assert scaffolding("Snow\n\nDraft answer:\nSnow is cold.", "Start with Snow.") == [
+        "draft answer"]
+    assert scaffolding("Draft answer:\nyes", "Fill in the form:\nDraft answer:\n...") == []
+
+
+def test_a_line_copied_from_the_cut_note_is_scaffolding() -> None:
+    # SmolLM2 rewriting a poem cut by the length limit copied the note into its text
+    from loops.rewrite import render_cut
+    draft = "word " * 135
+    answer = ("In a far corner of the world.\n\nThe draft was cut off by the length limit "
+              "after 135 words.")
+    assert scaffolding(answer, f"Write a song.\n{draft}", render_cut(draft))
 
 
 def test_a_rewrite_meeting_a_count_by_saying_a_sentence_twice_is_never_the_answer() -> None:

@@ -93,6 +93,9 @@ def test_sentences_end_at_their_punctuation_not_at_abbreviations_or_a_postscript
     ("postscript", {"marker": "P.S."}, "Bye.\nP.S. call me", "Bye.", "no postscript"),
     ("json", {}, '```json\n{"a": 1}\n```', "{a: 1}", "not valid JSON (Expecting property name "
      "enclosed in double quotes)"),
+    # a parser keeps one of a repeated key: the 1.5B model's three "fact" keys are one fact
+    ("json", {}, '{"facts": ["hot", "big"]}', '{"fact": "hot", "fact": "big", "fact": "old"}',
+     "not valid JSON (the key 'fact' appears 3 times in one object)"),
     ("language", {"language": "fr"}, "Le chat est sur la table et nous sommes contents.",
      "The cat is on the table and we are happy.", "written in English"),
     ("xml_tag", {"tag": "answer"}, "<answer>42</answer>", "<answer>42", "no closing tag"),
@@ -112,6 +115,9 @@ def test_json_against_a_schema_from_the_request():
     assert outcome('{"name": "a", "tags": ["x"]}', "json_schema", schema=schema).passed
     bad = outcome('{"tags": ["x", "y", 3]}', "json_schema", schema=schema)
     assert not bad.passed and "missing 'name'" in bad.measured and "[2]" in bad.measured
+    repeated = outcome('{"name": "a", "name": "b", "tags": []}', "json_schema", schema=schema)
+    assert not repeated.passed and "'name' appears 2 times" in repeated.measured
+    assert "each key once" in repeated.action and "each key once" not in bad.action
 
 
 def test_json_subset_validator():
