@@ -123,6 +123,21 @@ def _as_numbers(text: str, params: Mapping[str, Any]) -> str | None:
     return _restyled(text, params, _BULLET_MARK, _NUMBER_MARK, lambda i: f"{i}. ")
 
 
+def _divided(text: str, params: Mapping[str, Any]) -> str | None:
+    """The text's paragraphs split by the divider the request names (`***`) instead of blank
+    lines, when it has none of the divider and the right number of paragraphs by blank lines;
+    None otherwise (a count the text misses needs new words)."""
+    divider = (params.get("divider") or "").strip()
+    if not divider or count_paragraphs(text, divider) > 1:
+        return None
+    found = count_paragraphs(text)
+    if found < 2 or not relation_holds(found, params["relation"], int(params["n"]),
+                                       params.get("upper")):
+        return None
+    blocks = [b.strip("\n") for b in _PARAGRAPH_BREAK.split(text.strip("\n")) if b.strip()]
+    return f"\n\n{divider}\n\n".join(blocks)
+
+
 def _paragraphs(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     divider = params.get("divider")
     how = f"separate paragraphs with a line {divider}" if divider else \
@@ -147,7 +162,8 @@ COUNT_KINDS: dict[str, CheckKind] = {k.name: k for k in (
     _count_kind("sentence_count", "the number of sentences", "sentences", count_sentences),
     CheckKind("paragraph_count", "paragraphs split by blank lines, or by `divider` if the "
               "request names one (such as ***)",
-              params_schema(**COUNT_PROPS, divider=string(20, nullable=True)), _paragraphs),
+              params_schema(**COUNT_PROPS, divider=string(20, nullable=True)), _paragraphs,
+              _divided),
     _count_kind("bullet_count", "markdown bullet items (lines opening with -, * or •)",
                 "bullet points", lambda t: len(_BULLET.findall(t)), _as_bullets,
                 how="each on its own line, opening with '- '"),

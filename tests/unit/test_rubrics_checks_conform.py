@@ -42,6 +42,9 @@ def count(relation="exactly", n=3, upper=None):
     ("bullet_count", count(), "Benefits:\n1. Heart\n2) Mood\n  3. Sleep\nThat is all.",
      "Benefits:\n- Heart\n- Mood\n  - Sleep\nThat is all."),
     ("numbered_count", count(), "- Heart\n* Mood\n• Sleep", "1. Heart\n2. Mood\n3. Sleep"),
+    # two paragraphs by blank lines where the request divides them with ***
+    ("paragraph_count", {**count(n=2), "divider": "***"}, "Roses grow.\n\nTulips too.",
+     "Roses grow.\n\n***\n\nTulips too."),
 ])
 def test_each_change_meets_its_check_and_keeps_the_words(kind, params, text, want):
     c = check(kind, **params)
@@ -60,13 +63,16 @@ def test_each_change_meets_its_check_and_keeps_the_words(kind, params, text, wan
     ("bullet_count", count(), "1. Heart\n2. Mood"),
     ("numbered_count", count(), "- Heart\n- Mood\n- Sleep\n1. Also this"),
     ("quoted", {}, "   "),
+    # paragraphs of the wrong number, or split by blank lines where no divider is named
+    ("paragraph_count", {**count(n=2), "divider": "***"}, "A.\n\nB.\n\nC."),
+    ("paragraph_count", {**count(n=2), "divider": None}, "A. B."),
 ])
 def test_no_change_where_no_exact_one_exists(kind, params, text):
     assert conform(text, [check(kind, **params)]) == (text, ())
 
 
 def test_kinds_that_need_new_words_have_no_change():
-    needs_words = ("word_count", "char_count", "sentence_count", "paragraph_count", "keyword",
+    needs_words = ("word_count", "char_count", "sentence_count", "keyword",
                    "forbidden_word", "letter_frequency", "json", "json_schema",
                    "language", "xml_tag", "field_marker", "section_count", "heading_count",
                    "highlight_count", "placeholder_count", "capital_word_count")
