@@ -15,7 +15,7 @@ criterion score / 10), the share of answers that repeat the loop's scaffolding
 checklists (and of bands the repair had to write from the dimension's description because
 the agent's were generic), pack fallbacks, degraded loops, rewrites the judge was asked again
 about (scored exactly like their parent), rounds, hidden calls and tokens, and latency (with
-seconds by stage on stderr). Memory is off (a
+seconds by stage on stderr; with `--out FILE` every answer's text too). Memory is off (a
 fresh bank remembers nothing in a few queries); the judge is not counted in the loop's figures.
 """
 
@@ -83,15 +83,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             loop = ReflectionLoop(writer, judge_backend, provider, judge_params=judge_params,
                                   retries=args.retries)
             judge = Judge(judge_backend, score_params, attempts=1, concurrency=1)
-            rows = {m: [] for m in METHODS}
+            rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
             for q in queries:
                 messages = [{"role": "user", "content": q.query}]
                 for method in METHODS:
-                    rows[method].append(await one(method, loop, writer, judge, q, messages,
-                                                  params, args))
+                    row = await one(method, loop, writer, judge, q, messages, params, args)
+                    rows[method].append(row)
                     print(json.dumps({"query": q.id, "method": method,
-                                      **{k: v for k, v in rows[method][-1].items()
-                                         if k != "answer"}}), file=sys.stderr, flush=True)
+                                      **{k: v for k, v in row.items() if k != "answer"}}),
+                          file=sys.stderr, flush=True)
+                    if args.out:
+                        with args.out.open("a", encoding="utf-8") as out:
+                            out.write(json.dumps({"query": q.id, "method": method, **row},
+                                                 ensure_ascii=False) + "\n")
         finally:
             await store.close()
     return {"model": writer_name, "judge": judge_name, "queries": len(queries),
@@ -117,7 +121,8 @@ async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: A
         bands = [b.description for d in trace.checklist.dimensions for b in d.bands] \
             if trace.checklist_source == "generated" else []
         row.update(calls=trace.ledger.total_calls, tokens=trace.ledger.total.total_tokens,
-                   rounds=trace.rounds, degraded=trace.stop_reason == "degraded",
+                   rounds=trace.rounds, answer_kind=trace.answer.kind,
+                   answer_round=trace.answer.round, degraded=trace.stop_reason == "degraded",
                    stop=trace.stop_reason, checklist=trace.checklist_source,
                    bands=len(bands), generic_bands=sum(generic_band(b) for b in bands),
                    repaired_bands=sum(level_band(b) for b in bands),
@@ -152,7 +157,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                    if bands else None,
                    repaired_band_share=round(sum(r["repaired_bands"] for r in rows) / bands, 4)
                    if bands else None,
-                   rejudged=sum(r["rejudged"] for r in rows))
+                   rejudged=sum(r["rejudged"] for r in rows),
+                   rewrite_answers=sum(r["answer_kind"] != "draft" for r in rows))
     return out
 
 
@@ -171,6 +177,9 @@ def main() -> None:
     parser.add_argument("--max-rounds", type=int, default=1)
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--retries", type=int, default=1)
+    parser.add_argument("--out", type=Path,
+                        help="append every answer (its text, score and loop figures) here as "
+                             "JSON lines, to read what each method wrote")
     args = parser.parse_args()
     if args.queries < 1 or args.max_tokens < 1 or args.max_rounds < 0:
         parser.exit(2, "bench.quality: --queries, --max-tokens must be >= 1, "
