@@ -228,10 +228,22 @@ def _repeated(text: str) -> set[tuple[str, ...]]:
     return {w for w, n in (lines | sentences).items() if n > 1 and len(w) >= PAD_WORDS}
 
 
-def off_language(text: str, revised: str) -> bool:
-    """Is `text` (a rewrite) written in another language than `revised` (its parent)?"""
+def off_language(text: str, revised: str, request: str = "") -> bool:
+    """Is `text` (a rewrite) written in another language than `revised` (its parent), or
+    does a rewrite of a Chinese text bring in a phrase of FOREIGN_RUN or more English words
+    that neither its parent nor the `request` has ("绿茶是用 leaves of Camellia sinensis植物制成的"
+    from a 1.5B reviser told to shorten it: fewer Chinese characters, no shorter a text)?"""
     was, now = detect_language(revised), detect_language(text)
-    return was is not None and now is not None and was != now
+    if was is not None and now is not None and was != now:
+        return True
+    if was != "zh":
+        return False
+    known = f"{revised}\n{request}".lower()
+    return any(run.lower() not in known for run in _LATIN_RUN.findall(text))
+
+
+FOREIGN_RUN = 3
+_LATIN_RUN = re.compile(rf"[A-Za-z]+(?:[ \t]+[A-Za-z]+){{{FOREIGN_RUN - 1},}}")
 
 
 def padded(text: str, revised: str, draft: str | None = None) -> tuple[str, ...]:

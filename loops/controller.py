@@ -366,7 +366,8 @@ class ReflectionLoop:
                           finish_reason=completion.finish_reason, scaffolding=leaks,
                           conformed=met, retried=retried,
                           padded=padded(text, parent.text, _draft(run, parent).text),
-                          off_language=off_language(text, parent.text))
+                          off_language=off_language(text, parent.text,
+                                                    target_text(run.query)))
         await run.event("rewritten", round=t, scaffolding=len(leaks), padded=len(child.padded))
         return await self.scorer.evaluate(run, child, want_reflection)
 

@@ -280,6 +280,12 @@ def test_a_rewrite_leaving_its_parents_language_is_off_language() -> None:
     assert not off_language("1. 每天练习", "1. **设定明确的学习目标**")
     assert not off_language("Rain taps the roof.", "Rain falls.")
     assert not off_language("2024: 42", "Rain falls.")  # no language to tell
+    # asked to shorten a Chinese text, it swapped Chinese characters for an English phrase
+    tea = "绿茶是用山茶属植物的嫩叶制成的，属于非发酵茶类，口感清新。"
+    assert off_language("绿茶是用 leaves of Camellia sinensis植物制成的，属于非发酵茶类。", tea)
+    assert not off_language("绿茶是用 Camellia sinensis 制成的。", tea)  # a name, two words
+    assert not off_language("我们学习 Python and Rust 编程语言。", "我们学习编程语言。",
+                            "用中文介绍 Python and Rust")  # the request's own words
 
 
 def test_a_new_answer_to_a_chinese_request_is_asked_in_chinese() -> None:
