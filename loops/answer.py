@@ -30,7 +30,8 @@ from rubrics.checks.kinds import count_words
 _HEADING_WORDS = (r"(revised|improved|updated|rewritten|final|edited|new|corrected)"
                   r"(\s+\w+){0,3}")
 # A first line that only announces the answer: a markdown heading or bold line naming a
-# revision, or a "Here is ...:" / "Sure, ..." sentence ending the line.
+# revision, a "Here is ...:" / "Sure, ..." sentence ending the line, or a report that the
+# answer meets the request (with a divider after it, if one follows).
 _PREFACE = re.compile(
     r"^\s*(?:"
     r"#{1,6}\s*" + _HEADING_WORDS + r"\s*:?"
@@ -38,6 +39,9 @@ _PREFACE = re.compile(
     r"|" + _HEADING_WORDS + r"\s*:"
     r"|(?:sure|certainly|of course|okay|ok)\b[^\n]*"
     r"|(?:here is|here's|here are|below is|this is)\b[^\n]*"
+    # "This answer meets your request for exactly 2 paragraphs. ..." (a report, not a part)
+    r"|(?:this|the|my) (?:answer|response|text|revision) (?:meets|satisfies|fulfils|fulfills"
+    r"|follows|now)\b[^\n]*(?:\n[ \t]*\n[ \t]*(?:\*{3}|-{3}|_{3})[ \t]*)?"
     r")\s*\n", re.IGNORECASE)
 # "The revised answer is:" / "Revised version as follows:" before the text, on its line or not
 _LEAD_IN = re.compile(

@@ -56,6 +56,9 @@ _REFLECTIONS = [
      "Exercise keeps the heart strong."),
     ("Revised version as follows:\n\n1. Walk.\n2. Swim.", "1. Walk.\n2. Swim."),
     ("The original text is:\n\n晚安。", "晚安。"),
+    # 1.5B reviser asked for 2 paragraphs split by ***: a report made the first one
+    ("This answer meets your request for exactly 2 paragraphs.\n\n***\n\nA quaint garden.",
+     "A quaint garden."),
     ("```\nThe original text is:\n\n晚安。\n```", "晚安。"),
     ("An earlier answer:\n1. Reuse bags.\n2. Refill bottles.", "1. Reuse bags.\n2. Refill bottles."),
     # 1.5B reviser under `checks`: a report on the revision copying the request's words
