@@ -249,6 +249,19 @@ def test_a_heading_of_the_revision_frame_in_the_answer_is_scaffolding() -> None:
     assert scaffolding("Draft answer:\nyes", "Fill in the form:\nDraft answer:\n...") == []
 
 
+def test_a_line_copied_from_the_measured_requirements_is_scaffolding() -> None:
+    # SmolLM2 asked for 2 paragraphs split by ***: the second "paragraph" was the header of
+    # the requirements it was shown, reworded at its end
+    from loops.rewrite import render_requirements
+    from rubrics.checks import Check, run_checks
+    check = Check(kind="paragraph_count", params={"relation": "exactly", "n": 2, "upper": None,
+                                                  "divider": "***"})
+    hidden = render_requirements(run_checks("A garden.", [check]))
+    answer = ("A garden in a village.\n\n***\n\nThe draft does not meet the request yet "
+              "(measured on it). Add only 1 paragraph of your answer.")
+    assert scaffolding(answer, "Write about a small garden in exactly 2 paragraphs.", hidden)
+
+
 def test_a_line_copied_from_the_cut_note_is_scaffolding() -> None:
     # SmolLM2 rewriting a poem cut by the length limit copied the note into its text
     from loops.rewrite import render_cut
