@@ -276,8 +276,9 @@ def padded(text: str, revised: str, draft: str | None = None) -> tuple[str, ...]
 # machinery loses to any that does not), the earliest candidate wins an exact tie, and an
 # unevaluated candidate never wins over an evaluated one. A text that loops on itself
 # (`looping`), a rewrite that says a sentence twice its parent said once (`padded`) and one
-# in another language than its parent (`off_language`) count as unclean like one repeating
-# scaffolding: each loses to any text that is clean, and the loop never stops on it.
+# in another language than its parent (`off_language`) or off the topic its parent kept
+# (`off_topic`) count as unclean like one repeating scaffolding: each loses to any text that
+# is clean, and the loop never stops on it.
 #
 # Machine-read formats are the exception to "checks never outweigh content": a text that a
 # program reads (JSON, JSON valid against the request's schema, XML tags, [[ ## field ## ]]
@@ -316,7 +317,8 @@ def rank(cand: Candidate) -> Rank | None:
     """None for a candidate that was never evaluated."""
     if cand.score is None:
         return None
-    clean = not (cand.scaffolding or cand.looping or cand.padded or cand.off_language)
+    clean = not (cand.scaffolding or cand.looping or cand.padded or cand.off_language
+                 or cand.off_topic)
     if cand.shrunk:
         return Rank(clean, cand.score - SHRINK_PENALTY)
     return Rank(clean, cand.score + CHECK_WEIGHT * pass_rate(cand.checks))
@@ -348,9 +350,10 @@ def best(candidates: Sequence[Candidate], strict: bool = False) -> Candidate:
 def finished(cand: Candidate, threshold: float) -> bool:
     """May the loop stop at tau on this text: content reaches tau, every check passes, it
     does not loop on itself, say a sentence twice that its parent said once or leave its
-    parent's language, and it is not a shrunk rewrite that has still to earn its scores."""
+    parent's language or topic, and it is not a shrunk rewrite that has still to earn its
+    scores."""
     return (cand.score is not None and cand.score >= threshold and not cand.shrunk
-            and not (cand.looping or cand.padded or cand.off_language)
+            and not (cand.looping or cand.padded or cand.off_language or cand.off_topic)
             and all(o.passed for o in cand.checks))
 
 

@@ -41,6 +41,7 @@ from loops.rewrite import UNCHANGED_NOTE, answer_anew, revision_request, rewrite
 from loops.scoring import RunState, Scorer, Stop
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checks import conform
+from rubrics.topic import off_topic
 from store.records import new_id
 
 log = logging.getLogger(__name__)
@@ -367,7 +368,8 @@ class ReflectionLoop:
                           conformed=met, retried=retried,
                           padded=padded(text, parent.text, _draft(run, parent).text),
                           off_language=off_language(text, parent.text,
-                                                    target_text(run.query)))
+                                                    target_text(run.query)),
+                          off_topic=_left_topic(text, parent.text, run))
         await run.event("rewritten", round=t, scaffolding=len(leaks), padded=len(child.padded))
         return await self.scorer.evaluate(run, child, want_reflection)
 
@@ -393,6 +395,12 @@ class ReflectionLoop:
         if run.options.conform and run.checks:
             text, met = conform(text, run.checks)
         return text, completion, met
+
+
+def _left_topic(text: str, parent: str, run: RunState) -> bool:
+    """Does a rewrite share no content word with the request's task while its parent did?"""
+    request = target_text(run.query)
+    return off_topic(text, request, run.checks) and not off_topic(parent, request, run.checks)
 
 
 def _draft(run: RunState, parent: Candidate) -> Candidate:

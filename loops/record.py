@@ -37,9 +37,10 @@ RETRIED_KEY = "_retried"       # asked again: the first rewrite gave its parent 
 UNSUPPORTED_KEY = "_unsupported"  # a gain the judge did not quote the text for: not counted
 PADDED_KEY = "_padded"         # sentences a rewrite says twice that its parent said once
 OFF_LANGUAGE_KEY = "_off_language"  # a rewrite in another language than its parent
+OFF_TOPIC_KEY = "_off_topic"   # a rewrite that left the request's topic its parent kept
 RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY, LOOPING_KEY,
             CONFORMED_KEY, SAME_AS_KEY, RETRIED_KEY, UNSUPPORTED_KEY, PADDED_KEY,
-            OFF_LANGUAGE_KEY)
+            OFF_LANGUAGE_KEY, OFF_TOPIC_KEY)
 
 
 def stored_checks(scores: dict[str, Any] | None) -> tuple[CheckOutcome, ...]:
@@ -94,6 +95,8 @@ def candidate_record(c: Candidate, answer: bool = False) -> CandidateRecord:
         scores[PADDED_KEY] = list(c.padded)
     if c.off_language:
         scores[OFF_LANGUAGE_KEY] = True
+    if c.off_topic:
+        scores[OFF_TOPIC_KEY] = True
     if answer:
         scores[ANSWER_KEY] = True
     return CandidateRecord(

@@ -61,6 +61,9 @@ class Candidate:
     # a rewrite written in another language than the text it revised (a Chinese request's
     # answer rewritten in English meets a Chinese length limit with no Chinese at all)
     off_language: bool = False
+    # a rewrite that shares no content word with the request's task while its parent did
+    # (rubrics.topic.off_topic): a check met by writing about something else
+    off_topic: bool = False
     conformed: tuple[str, ...] = ()        # check kinds met in code on the model's text
     # The judge first gave this revision its parent's scores on every dimension although the
     # texts differ substantially; the evaluation kept is the one asked again with the

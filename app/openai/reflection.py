@@ -104,6 +104,6 @@ def _candidate(c: Any) -> dict[str, Any]:
             "checks": [o.model_dump(mode="json") for o in c.checks], "shrunk": c.shrunk,
             "conformed": list(c.conformed), "same_as": c.same_as, "retried": c.retried,
             "unsupported": c.unsupported, "padded": list(c.padded),
-            "off_language": c.off_language,
+            "off_language": c.off_language, "off_topic": c.off_topic,
             "reflection": record.reflection, "usage": record.usage,
             "latency_ms": round(record.latency_ms, 2)}

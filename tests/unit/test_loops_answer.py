@@ -289,6 +289,31 @@ def test_a_rewrite_meeting_a_count_by_saying_a_sentence_twice_is_never_the_answe
     assert record.candidates[1].scores[PADDED_KEY] == list(rewrite.padded)
 
 
+def test_a_rewrite_meeting_a_check_by_leaving_the_topic_is_never_the_answer() -> None:
+    # SmolLM2 asked for 2 paragraphs about a garden split by ***: the rewrite that met the
+    # divider count was about parasitic wasps
+    from loops.controller import ReflectionLoop
+    from loops.record import OFF_TOPIC_KEY
+    from tests.unit.test_loops_controller import CHECKLIST, FixedProvider
+
+    garden = "A small garden grows roses by the wall. Bees visit it every morning."
+    wasps = "Insects adapt well.\n\n***\n\nTheir queen is a poet."
+    replies = iter([garden, wasps, wasps])
+    writer = ScriptedBackend(default=lambda m, p, s: next(replies))
+    loop = ReflectionLoop(writer, ScriptedBackend(), FixedProvider(CHECKLIST),
+                          judge_params=ChatParams())
+    ask = [{"role": "user", "content": "Write about a small garden in exactly 2 paragraphs. "
+                                       "Paragraphs are separated by the markdown divider ***."}]
+    trace = asyncio.run(loop.run(ask, ChatParams(), LoopOptions(
+        memory=False, evaluation="checks", threshold=1.0, max_rounds=1), namespace="d"))
+    draft, rewrite = trace.candidates
+    assert rewrite.checks_passed == 1 and draft.checks_passed == 0
+    assert rewrite.off_topic and not draft.off_topic
+    assert trace.answer.position == 0 and trace.stop_reason == "max_rounds"
+    record = to_record(trace, namespace="d", request={}, model="m", backend="b")
+    assert record.candidates[1].scores[OFF_TOPIC_KEY] is True
+
+
 def test_a_rewrite_leaving_its_parents_language_is_off_language() -> None:
     # 1.5B reviser asked anew for a Chinese list under 100 characters: it answered in English
     assert off_language("1. Increase your vocabulary\n2. Practise daily",
