@@ -255,7 +255,9 @@ def padded(text: str, revised: str, draft: str | None = None) -> tuple[str, ...]
     not: a count met by saying something twice. A refrain the parent had is its own when
     the `draft` the loop started from had it too: padding a rewrite brought in stays padding
     in the rewrites of that rewrite."""
-    own = _repeated(revised) & _repeated(draft if draft is not None else revised)
+    own = _repeated(revised)
+    if draft is not None:
+        own &= _repeated(draft)
     return tuple(sorted(" ".join(w) for w in _repeated(text) - own))
 
 

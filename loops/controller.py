@@ -361,15 +361,16 @@ class ReflectionLoop:
             firmer = request if anew else f"{request.rstrip()}\n\n{UNCHANGED_NOTE}"
             text, completion, met = await self._rewritten(
                 run, parent, firmer, varied(run.params, index + k), anew=anew)
-        leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{parent.text}", request))
+        asked = target_text(run.query)
+        leaks = tuple(scaffolding(text, f"{asked}\n{parent.text}", request))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
                           finish_reason=completion.finish_reason, scaffolding=leaks,
                           conformed=met, retried=retried,
                           padded=padded(text, parent.text, _draft(run, parent).text),
-                          off_language=off_language(text, parent.text,
-                                                    target_text(run.query)),
-                          off_topic=_left_topic(text, parent.text, run))
+                          off_language=off_language(text, parent.text, asked),
+                          off_topic=(off_topic(text, asked, run.checks)
+                                     and not off_topic(parent.text, asked, run.checks)))
         await run.event("rewritten", round=t, scaffolding=len(leaks), padded=len(child.padded))
         return await self.scorer.evaluate(run, child, want_reflection)
 
@@ -395,12 +396,6 @@ class ReflectionLoop:
         if run.options.conform and run.checks:
             text, met = conform(text, run.checks)
         return text, completion, met
-
-
-def _left_topic(text: str, parent: str, run: RunState) -> bool:
-    """Does a rewrite share no content word with the request's task while its parent did?"""
-    request = target_text(run.query)
-    return off_topic(text, request, run.checks) and not off_topic(parent, request, run.checks)
 
 
 def _draft(run: RunState, parent: Candidate) -> Candidate:

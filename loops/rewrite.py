@@ -56,12 +56,12 @@ def render_requirements(outcomes: Sequence[CheckOutcome]) -> str:
     failed = [o for o in outcomes if not o.passed]
     if not failed:
         return ""
-    items = [f"- It has {o.measured}; it must have {o.target}." + (f" {o.action}" if o.action
+    points = [f"- It has {o.measured}; it must have {o.target}." + (f" {o.action}" if o.action
                                                                    else "") for o in failed]
     kept = [o.target for o in outcomes if o.passed]
     if kept:
-        items.append(f"Keep what it already meets: {'; '.join(kept)}.")
-    return template("requirements").substitute(failed="\n".join(items)).rstrip() + "\n\n"
+        points.append(f"Keep what it already meets: {'; '.join(kept)}.")
+    return template("requirements").substitute(points="\n".join(points)).rstrip() + "\n\n"
 
 
 def revision_messages(query: Sequence[Message], text: str, request: str) -> list[Message]:

@@ -55,6 +55,9 @@ class _RepeatedKey(ValueError):
     pass
 
 
+_REPEATED = "appears"  # the word of a repeated-key error that the key hint is keyed on
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An object whose names are unique (RFC 8259: a parser keeps only one of a repeated
     name, so a repeat is data lost, not data given)."""
@@ -62,7 +65,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for key, value in pairs:
         if key in seen:
             count = sum(k == key for k, _ in pairs)
-            raise _RepeatedKey(f"the key {key!r} appears {count} times in one object")
+            raise _RepeatedKey(f"the key {key!r} {_REPEATED} {count} times in one object")
         seen[key] = value
     return seen
 
@@ -188,11 +191,14 @@ def _separate_postscript(text: str, params: Mapping[str, Any]) -> str | None:
 def _json(text: str, params: Mapping[str, Any]) -> CheckOutcome:
     _, error = parse_json(text)
     return flag("json", error is None, error or "valid JSON", "the whole response as JSON",
-                _JSON_ACTION + (_ONCE if error and "appears" in error else ""))
+                _json_action("Answer with only valid JSON, nothing before or after it.", error))
 
 
-_JSON_ACTION = "Answer with only valid JSON, nothing before or after it."
-_ONCE = " Give each key once per object; several values of one key go in one list."
+def _json_action(action: str, error: str | None) -> str:
+    """`action`, and for a repeated key how to give each key once."""
+    if error and _REPEATED in error:
+        return f"{action} Give each key once per object; several values of one key go in one list."
+    return action
 
 
 def _json_schema(text: str, params: Mapping[str, Any]) -> CheckOutcome:
@@ -206,8 +212,8 @@ def _json_schema(text: str, params: Mapping[str, Any]) -> CheckOutcome:
         error = f"JSON that breaks the schema: {'; '.join(found[:3])}" if found else None
     return flag("json_schema", error is None, error or "JSON valid against the schema",
                 "JSON valid against the schema the request gives",
-                "Answer with only JSON valid against the schema the request gives."
-                + (_ONCE if error and "appears" in error else ""))
+                _json_action("Answer with only JSON valid against the schema the request gives.",
+                             error))
 
 
 def _language(text: str, params: Mapping[str, Any]) -> CheckOutcome:
