@@ -18,6 +18,7 @@ from bench.fakes.methods_judge import MethodsResponder
 from bench.fakes.upstream import run_in_thread
 from training.distill import main
 from training.flywheel import evaluate as evaluation
+from training.flywheel import llamacpp
 from training.flywheel.figures import timing_free
 from training.flywheel.pairs import orders
 from training.flywheel.run import STAGES
@@ -28,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings(
 SIZES = ["--train-prompts", "10", "--heldout-prompts", "4", "--record-prompts", "5",
          "--max-rounds", "1", "--max-tokens", "12", "--sft-steps", "2", "--sft-batch-size",
          "2", "--sft-learning-rate", "1e-3", "--gspo-steps", "1", "--num-generations", "2",
-         "--gspo-batch-size", "2"]
+         "--gspo-batch-size", "2", "--keep-dropped-task"]  # a random model's text drops it
 
 
 def flywheel(out: Path, model: Path, *extra: str) -> tuple[int, list[str]]:
@@ -137,7 +138,7 @@ def test_an_interrupted_evaluation_continues_and_repeats_its_figures(run, tiny_m
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             raise AssertionError("every answer was kept: no server is started again")
 
-    monkeypatch.setattr(evaluation, "Server", NoServer)
+    monkeypatch.setattr(llamacpp, "Server", NoServer)
     with run_in_thread(responder=MethodsResponder(verdict="B")) as (url, _):
         code, lines = flywheel(copy, tiny_model_dir, "--resume", "--pair-judge-url", url,
                                "--pair-judge-model", "judge")

@@ -52,27 +52,52 @@ def test_an_answer_with_the_drafts_text_is_no_gain_whatever_its_score():
     assert potential(other_row).p == 1.0
 
 
-def test_export_counts_no_gain_and_makes_no_pair_for_the_drafts_text(tmp_path: Path, capsys):
-    url = f"sqlite+aiosqlite:///{tmp_path / 'loops.db'}"
-
+def save_loops(url: str, *loops: LoopRecord) -> None:
     async def save() -> None:
         store = await Store.open(url)
         try:
-            await store.loops.save(loop(DRAFT, answer_score=1.0))
-            await store.loops.save(loop("the keeper climbs.", answer_score=1.0,
-                                        request="Write about a keeper, in lowercase."))
+            for record in loops:
+                await store.loops.save(record)
         finally:
             await store.close()
 
     asyncio.run(save())
-    out = tmp_path / "data"
-    assert main(["export", "--database", url, "--out", str(out), "--holdout", "0"]) == 0
+
+
+def export(url: str, out: Path, capsys, *extra: str) -> dict:
+    """`python -m training.distill export` of `url` into `out`; its manifest's counts."""
+    assert main(["export", "--database", url, "--out", str(out), "--holdout", "0", *extra]) == 0
     capsys.readouterr()
-    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    return json.loads((out / "manifest.json").read_text())["counts"]
+
+
+def test_export_counts_no_gain_and_makes_no_pair_for_the_drafts_text(tmp_path: Path, capsys):
+    url = f"sqlite+aiosqlite:///{tmp_path / 'loops.db'}"
+    save_loops(url, loop(DRAFT, answer_score=1.0),
+               loop("the keeper climbs.", answer_score=1.0,
+                    request="Write about a keeper, in lowercase."))
+    counts = export(url, tmp_path / "data", capsys)
     assert counts["prompts"] == 2
     assert counts["gained"] == 1 and counts["pairs"]["train"] == 1
-    pair = json.loads((out / "pairs" / "train.jsonl").read_text())
+    pair = json.loads((tmp_path / "data" / "pairs" / "train.jsonl").read_text())
     assert pair["chosen"][0]["content"] != pair["rejected"][0]["content"]
+
+
+def test_export_leaves_out_a_best_text_that_passes_its_checks_by_dropping_the_task(
+        tmp_path: Path, capsys):
+    url = f"sqlite+aiosqlite:///{tmp_path / 'loops.db'}"
+    looping = "the keeper climbs the stairs and the light turns. " * 12
+    save_loops(url, loop(looping, answer_score=1.0),
+               loop("", answer_score=1.0, request="Write about a keeper, in lowercase."),
+               loop("the keeper climbs.", answer_score=1.0,
+                    request="Write about a keeper at night, in lowercase."))
+    counts = export(url, tmp_path / "data", capsys)
+    assert counts["left_out"]["dropped_task"] == 2 and counts["prompts"] == 1
+    (row,) = [json.loads(line) for line in
+              (tmp_path / "data" / "sft" / "train.jsonl").read_text().splitlines()]
+    assert "the keeper climbs." in json.dumps(row)
+    counts = export(url, tmp_path / "kept", capsys, "--keep-dropped-task")
+    assert counts["left_out"]["dropped_task"] == 0 and counts["prompts"] == 3
 
 
 REQUEST = "Write a short note inviting the team to a picnic on Friday. Use all lowercase."
@@ -143,3 +168,26 @@ def test_the_pair_tally_follows_the_order_shown():
     assert got["wins"] + got["losses"] + got["ties"] == got["judged"] == 41
     assert got["win_rate"] == round((got["wins"] + 0.5) / 41, 4)
     assert outcome(None, True) == "failed" and outcome(0.5, False) == "tie"
+
+
+def test_the_pair_judge_compares_the_first_n_evaluated_prompts(monkeypatch, tmp_path: Path):
+    from training.flywheel import evaluate as evaluation
+    from training.flywheel.config import FlywheelConfig
+
+    shown: list[dict] = []
+
+    def judge(config, items):
+        shown.extend(items)
+        return [{"key": i["key"], "outcome": "tie"} for i in items]
+
+    monkeypatch.setattr(evaluation, "judge_pairs", judge)
+    _, prompts = generate(0, 1, 4)
+    answers = {"trained_direct": [{"text": f"t{i}"} for i in range(4)],
+               "base_direct": [{"text": f"b{i}"} for i in range(4)]}
+    config = FlywheelConfig(out=str(tmp_path), heldout_prompts=4, pair_judge_prompts=2,
+                            pair_judge_url="http://127.0.0.1:9/v1", pair_judge_model="judge")
+    figures = evaluation.pair_figures(config, prompts, answers, tmp_path)
+    assert [(i["key"], i["trained"], i["base"]) for i in shown] == [
+        (prompts[0].id, "t0", "b0"), (prompts[1].id, "t1", "b1")]
+    assert figures["prompts"] == 2 and figures["ties"] == 2
+    assert len((tmp_path / "pairs.jsonl").read_text("utf-8").splitlines()) == 2

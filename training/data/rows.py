@@ -3,7 +3,9 @@
 A loop's prompt is its request's conversation; y* is its best-scored candidate, y0 its draft.
 Loops that teach nothing are left out with a reason: `errored`, `degraded` (the loop fell
 back), `passthrough` (no loop ran: reflection off, no candidates or no checklist) or
-`filtered` (no scored text, or below --min-final-score).
+`filtered` (no scored text, or below --min-final-score) or `dropped_task` (y* passes its
+checks by dropping the task: empty, looping, or off the request's topic, the checks reward's
+guard, `training.rewards.task`; imitating it teaches a model to loop).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 from llm.conversation import message_text, normalised_conversation
 from loops.record import ANSWER_KEY, answer_of
 from store import CandidateRecord, LoopRecord
+from training.rewards.checklist import stored_checks
+from training.rewards.task import drops_task, request_text
 
 Counter = Callable[[str], int]
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
@@ -59,7 +63,8 @@ def gained(record: LoopRecord) -> bool:
     return not same_text(top.text, first.text) and top.total_score > first.total_score
 
 
-def left_out(record: LoopRecord, min_final_score: float) -> str | None:
+def left_out(record: LoopRecord, min_final_score: float, *,
+             task_guard: bool = True) -> str | None:
     """Why the loop gives no rows, or None when it does."""
     if record.error:
         return "errored"
@@ -72,6 +77,9 @@ def left_out(record: LoopRecord, min_final_score: float) -> str | None:
     top = best(record)
     if top is None or top.total_score < min_final_score:  # type: ignore[operator]
         return "filtered"
+    if task_guard and drops_task(top.text, request_text(conversation(record)),
+                  stored_checks(record.checklist)) is not None:
+        return "dropped_task"
     return None
 
 

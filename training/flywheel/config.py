@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from training.config import check_url
 from training.errors import UsageError
@@ -33,11 +34,22 @@ class FlywheelConfig:
                               "at once)", low=1, high=64)
     threads: int = option(1, "torch CPU threads of each server (0: torch's default)", low=0)
     device: str = option("auto", "the servers' device: auto, cpu, cuda, cuda:N")
+    llama_server: str | None = option(None, "a llama.cpp `llama-server` binary: every model "
+                                      "is converted to GGUF and served by it behind `redraft "
+                                      "serve` (several times faster than the local backend on "
+                                      "a CPU); needs --gguf-converter")
+    gguf_converter: str | None = option(None, "llama.cpp's convert_hf_to_gguf.py, which "
+                                        "turns each model folder into the GGUF file "
+                                        "llama-server serves")
+    gguf_type: str = option("f16", "GGUF weight type of the converted models",
+                            choices=("f32", "f16", "bf16", "q8_0"))
     judge_max_tokens: int = option(256, "cap on each hidden judge call when an evaluated "
                                    "request states no check and the loop falls back to the "
                                    "judge", low=16)
     holdout: float = option(0.1, "share of the recorded prompts export holds out of SFT "
                             "(its held-out loss)", low=0.0, high=0.9)
+    keep_dropped_task: bool = option(False, "export keeps loops whose best text drops the "
+                                     "task (empty, looping, off the topic)")
     min_final_score: float = option(0.0, "SFT and export leave out loops whose best score is "
                                     "below this", low=0.0, high=1.0)
     sft_steps: int = option(20, "SFT optimiser steps (0: GSPO starts from the base model)",
@@ -57,6 +69,8 @@ class FlywheelConfig:
                                         "answers on content; not given: skipped")
     pair_judge_model: str | None = option(None, "model name the pair judge serves")
     pair_judge_api_key: str | None = option(None, "API key for the pair judge")
+    pair_judge_prompts: int = option(0, "evaluated prompts the pair judge compares (the "
+                                     "first N; 0: all)", low=0)
     pair_judge_max_tokens: int = option(512, "tokens of each pair verdict", low=16)
     resume: bool = option(False, "keep the stages already done, continue an interrupted one")
     overwrite: bool = option(False, "replace every stage of an existing run directory")
@@ -73,6 +87,15 @@ class FlywheelConfig:
         if self.gspo_batch_size is not None and self.gspo_batch_size % self.num_generations:
             raise UsageError(f"--gspo-batch-size {self.gspo_batch_size} must be a multiple of "
                              f"--num-generations {self.num_generations}")
+        if bool(self.llama_server) != bool(self.gguf_converter):
+            raise UsageError("--llama-server and --gguf-converter go together")
+        for flag, path in (("--llama-server", self.llama_server),
+                           ("--gguf-converter", self.gguf_converter)):
+            if path and not Path(path).expanduser().is_file():
+                raise UsageError(f"{flag} {path}: no such file")
+        if self.pair_judge_prompts > self.evaluated:
+            raise UsageError(f"--pair-judge-prompts {self.pair_judge_prompts} is more than "
+                             f"the {self.evaluated} prompts evaluated")
         check_url("--pair-judge-url", self.pair_judge_url)
         if self.pair_judge_url and not self.pair_judge_model:
             raise UsageError("--pair-judge-url needs --pair-judge-model")

@@ -27,9 +27,9 @@ from rubrics.checks.prepass import prepass
 from training.data.prompts import Prompt, load
 from training.flywheel.asking import Ask, ask_all, read_rows
 from training.flywheel.figures import summarise
+from training.flywheel.llamacpp import base_gguf, served
 from training.flywheel.pairs import judge_pairs, tally
 from training.flywheel.record import checks_reflection
-from training.flywheel.server import Server
 from training.stages.checkpoints import write_json
 
 METHODS = ("base_direct", "base_conformed", "base_mrpo", "trained_direct", "trained_mrpo")
@@ -42,9 +42,10 @@ def conformed(prompt: Prompt, row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "text": text, "conformed": list(met)}
 
 
-def _answer(config: Any, model: Path, name: str, prompts: list[Prompt],
-            work: Path) -> dict[str, list[dict[str, Any]]]:
-    """`name`_direct and `name`_mrpo answers of every prompt, in the prompts' order."""
+def _answer(config: Any, model: Path, name: str, prompts: list[Prompt], work: Path,
+            gguf: Path) -> dict[str, list[dict[str, Any]]]:
+    """`name`_direct and `name`_mrpo answers of every prompt, in the prompts' order (`gguf`:
+    where the model goes as a GGUF file when llama-server serves it)."""
     asks = {"direct": [Ask(p.id, p.query) for p in prompts],
             "mrpo": [Ask(p.id, p.query, checks_reflection(config.max_rounds))
                      for p in prompts]}
@@ -53,9 +54,7 @@ def _answer(config: Any, model: Path, name: str, prompts: list[Prompt],
         return {f"{name}_{w}": _done(files[w], prompts) for w in asks}
     files["direct"].parent.mkdir(parents=True, exist_ok=True)
     out: dict[str, list[dict[str, Any]]] = {}
-    with Server(model, work / f"server-{name}", concurrency=config.concurrency,
-                threads=config.threads, device=config.device, max_tokens=config.max_tokens,
-                judge_max_tokens=config.judge_max_tokens) as server:
+    with served(config, model, work / f"server-{name}", gguf) as server:
         for way, todo in asks.items():
             rows = ask_all(server.base_url, server.model, todo, files[way], temperature=0.0,
                            max_tokens=config.max_tokens, concurrency=config.concurrency,
@@ -75,7 +74,7 @@ def pair_figures(config: Any, prompts: list[Prompt], answers: dict[str, list[dic
         return {"skipped": NO_JUDGE}
     items = [{"key": p.id, "query": p.query, "trained": t["text"], "base": b["text"]}
              for p, t, b in zip(prompts, answers["trained_direct"], answers["base_direct"],
-                                strict=True)]
+                                strict=True)][:config.pair_judge_prompts or None]
     verdicts = judge_pairs(config, items)
     with open(work / "pairs.jsonl", "w", encoding="utf-8") as sink:
         sink.writelines(json.dumps(v) + "\n" for v in verdicts)
@@ -85,10 +84,11 @@ def pair_figures(config: Any, prompts: list[Prompt], answers: dict[str, list[dic
 def evaluate(config: Any, run: Path, base: Path, trained: Path, work: Path) -> dict[str, Any]:
     """Answer, score and judge into `work` (the stage's partial folder); returns the figures."""
     prompts = load(run / "prompts" / "heldout.jsonl")[:config.evaluated]
-    answers = _answer(config, base, "base", prompts, work)
+    answers = _answer(config, base, "base", prompts, work, base_gguf(run, config))
     answers["base_conformed"] = [conformed(p, r)
                                  for p, r in zip(prompts, answers["base_direct"], strict=True)]
-    answers.update(_answer(config, trained, "trained", prompts, work))
+    answers.update(_answer(config, trained, "trained", prompts, work,
+                           work / "gguf" / f"trained.{config.gguf_type}.gguf"))
     base_figures = summarise(prompts, answers["base_direct"])
     methods = {m: summarise(prompts, answers[m], base_words=base_figures["words"])
                for m in METHODS}

@@ -19,8 +19,8 @@ from typing import Any
 from training.data.prompts import Prompt, load
 from training.flywheel.asking import Ask, ask_all
 from training.flywheel.figures import passed
+from training.flywheel.llamacpp import base_gguf, served
 from training.flywheel.rows import attached
-from training.flywheel.server import Server
 from training.stages.checkpoints import write_json
 
 
@@ -72,9 +72,7 @@ def record(config: Any, run: Path, base: Path, work: Path) -> dict[str, Any]:
     prompts = load(run / "prompts" / "train.jsonl")[:config.record_prompts]
     asks = [Ask(p.id, p.query, checks_reflection(config.max_rounds, attached(p), trace=True))
             for p in prompts]
-    with Server(base, work, concurrency=config.concurrency, threads=config.threads,
-                device=config.device, max_tokens=config.max_tokens,
-                judge_max_tokens=config.judge_max_tokens) as server:
+    with served(config, base, work, base_gguf(run, config)) as server:
         rows = ask_all(server.base_url, server.model, asks, work / "answers.jsonl",
                        temperature=config.temperature, max_tokens=config.max_tokens,
                        concurrency=config.concurrency, desc="record")

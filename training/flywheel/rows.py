@@ -53,7 +53,8 @@ def write_gspo_data(out: Path, prompts: list[Prompt], seed: int) -> dict[str, An
 def export_config(config: Any, run: Path, database: str, tokenizer: Path) -> ExportConfig:
     return ExportConfig(out=str(run / "export"), database=database, tokenizer=str(tokenizer),
                         holdout=config.holdout, seed=config.seed,
-                        min_final_score=config.min_final_score)
+                        min_final_score=config.min_final_score,
+                        keep_dropped_task=config.keep_dropped_task)
 
 
 def _partial(out: Path) -> bool:

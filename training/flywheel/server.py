@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import httpx
 
@@ -55,20 +56,86 @@ def model_folder(model: str | None, cache: Path) -> Path:
         raise UsageError(f"--model: {exc}") from None
 
 
-class Server:
-    """`python -m app serve` on `model` with `data_dir`; a context manager that waits for
-    /ready on entry and stops the process on exit. `base_url` ends in /v1."""
+class ServedProcess:
+    """A server process on a free local port, as a context manager: started on entry with its
+    output in `log`, ready when `ready(http)` says so (it fails at once if the process exits,
+    and after `ready_seconds`), stopped on exit. Subclasses give `command`, `name` and
+    `ready`."""
 
-    def __init__(self, model: Path, data_dir: Path, *, concurrency: int = 1, threads: int = 1,
-                 device: str = "auto", max_tokens: int = 1024, judge_max_tokens: int = 256,
-                 ready_seconds: float = READY_SECONDS) -> None:
-        self.model_path = model
-        self.data_dir = data_dir
-        self.ready_seconds = ready_seconds
+    command: list[str]
+    name: str
+    env: dict[str, str] | None = None
+    cwd: Path | None = None
+
+    def __init__(self, log: Path, ready_seconds: float = READY_SECONDS) -> None:
         self.port = free_port()
         self.root = f"http://127.0.0.1:{self.port}"
         self.base_url = self.root + "/v1"
-        self.log = data_dir / LOG
+        self.log = log
+        self.ready_seconds = ready_seconds
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def ready(self, http: httpx.Client) -> bool:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self.command, cwd=self.cwd, env=self.env, stdout=log,
+                                         stderr=subprocess.STDOUT)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.ready_seconds
+        with httpx.Client(base_url=self.root, timeout=5) as http:
+            while time.monotonic() < deadline:
+                if self.proc is not None and self.proc.poll() is not None:
+                    break
+                try:
+                    if self.ready(http):
+                        return
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.25)
+        tail = self.log.read_text(errors="replace")[-2000:] if self.log.is_file() else ""
+        raise RuntimeError(f"{self.name} did not become ready (log {self.log}):\n{tail}")
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+class Server(ServedProcess):
+    """`python -m app serve` on `model` with `data_dir`, ready when /ready answers 200 (the
+    model is loaded). `base_url` ends in /v1. With `upstream`, it generates through that
+    OpenAI-compatible server (which serves `model`) instead of the local backend."""
+
+    def __init__(self, model: Path, data_dir: Path, *, concurrency: int = 1, threads: int = 1,
+                 device: str = "auto", max_tokens: int = 1024, judge_max_tokens: int = 256,
+                 upstream: tuple[str, str] | None = None,
+                 ready_seconds: float = READY_SECONDS) -> None:
+        super().__init__(data_dir / LOG, ready_seconds)
+        self.model_path = model
+        self.data_dir = data_dir
+        self.name = f"redraft serve on {model}"
+        self.command = [sys.executable, "-m", "app", "serve", "--port", str(self.port)]
+        self.cwd = ROOT
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("REDRAFT_")}
         self.env.update({
             "REDRAFT_MODEL": str(model), "REDRAFT_BACKEND": "local",
@@ -82,55 +149,17 @@ class Server:
         })
         if threads:
             self.env["REDRAFT_LOCAL_THREADS"] = str(threads)
-        self.proc: subprocess.Popen[bytes] | None = None
+        if upstream is not None:  # (base URL, model name) of a server that generates for it
+            self.env.update({"REDRAFT_BACKEND": "openai", "REDRAFT_UPSTREAM_URL": upstream[0],
+                             "REDRAFT_MODEL": upstream[1]})
         self.model = ""
 
     @property
     def database_url(self) -> str:
         return f"sqlite+aiosqlite:///{self.data_dir / 'redraft.db'}"
 
-    def __enter__(self) -> Server:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "app", "serve", "--port", str(self.port)],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    def _wait_ready(self) -> None:
-        """Until /ready answers 200 (the model is loaded); fails at once if the server exits."""
-        deadline = time.monotonic() + self.ready_seconds
-        with httpx.Client(base_url=self.root, timeout=5) as http:
-            while time.monotonic() < deadline:
-                if self.proc is not None and self.proc.poll() is not None:
-                    break
-                try:
-                    if http.get("/ready").status_code == 200:
-                        (self.model,) = [m["id"] for m in http.get("/v1/models").json()["data"]]
-                        return
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.25)
-        tail = self.log.read_text(errors="replace")[-2000:] if self.log.is_file() else ""
-        raise RuntimeError(f"redraft serve on {self.model_path} did not become ready "
-                           f"(log {self.log}):\n{tail}")
-
-    def close(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    def ready(self, http: httpx.Client) -> bool:
+        if http.get("/ready").status_code != 200:
+            return False
+        (self.model,) = [m["id"] for m in http.get("/v1/models").json()["data"]]
+        return True

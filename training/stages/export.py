@@ -30,7 +30,7 @@ from training.errors import UsageError
 from training.stages.checkpoints import StageDir, write_json
 from training.stages.report import write_stage_report
 
-LEFT_OUT = ("degraded", "passthrough", "errored", "filtered")
+LEFT_OUT = ("degraded", "passthrough", "errored", "filtered", "dropped_task")
 
 
 def token_counter(tokenizer: str | None) -> TokenCounter:
@@ -52,7 +52,8 @@ def select(config: ExportConfig, records: list[Any],
     reasons: Counter[str] = Counter()
     duplicates = 0
     for record in tqdm(records, desc="export", unit="loop", leave=False):
-        reason = left_out(record, config.min_final_score)
+        reason = left_out(record, config.min_final_score,
+                          task_guard=not config.keep_dropped_task)
         if reason is not None:
             reasons[reason] += 1
             continue
