@@ -1,6 +1,6 @@
 """Greedy decoding speed of the flywheel's two engines on one model, side by side, one JSON line.
 
-    python -m bench.flywheel_engines --llama-server PATH --gguf-converter PATH
+    python -m bench.peers.engines --llama-server PATH --gguf-converter PATH
         [--model FOLDER_OR_GGUF] [--gguf-type q8_0] [--threads 2] [--tokens 160] [--repeats 3]
 
 The same model (default: the embedded SmolLM2-135M-Instruct, as the flywheel converts it),
@@ -63,7 +63,7 @@ def _llama_server(folder: Path, args: argparse.Namespace, work: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.flywheel_engines",
+    parser = argparse.ArgumentParser(prog="python -m bench.peers.engines",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--llama-server", required=True)
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         folder = model_folder(args.model, work / "models")
         local = _transformers(folder, args.tokens, args.threads, args.repeats)
         llama = _llama_server(folder, args, work)
-    print(json.dumps({"bench": "flywheel_engines", "model": str(args.model or "SmolLM2-135M"),
+    print(json.dumps({"bench": "peers.engines", "model": str(args.model or "SmolLM2-135M"),
                       "tokens": args.tokens, "threads": args.threads,
                       "gguf_type": args.gguf_type,
                       "transformers_tokens_per_s": round(local, 1),
