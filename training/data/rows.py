@@ -78,7 +78,7 @@ def left_out(record: LoopRecord, min_final_score: float, *,
     if top is None or top.total_score < min_final_score:  # type: ignore[operator]
         return "filtered"
     if task_guard and drops_task(top.text, request_text(conversation(record)),
-                  stored_checks(record.checklist)) is not None:
+                                 stored_checks(record.checklist)) is not None:
         return "dropped_task"
     return None
 

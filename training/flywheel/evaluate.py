@@ -27,7 +27,7 @@ from rubrics.checks.prepass import prepass
 from training.data.prompts import Prompt, load
 from training.flywheel.asking import Ask, ask_all, read_rows
 from training.flywheel.figures import summarise
-from training.flywheel.llamacpp import base_gguf, served
+from training.flywheel.llamacpp import base_gguf, served, trained_gguf
 from training.flywheel.pairs import judge_pairs, tally
 from training.flywheel.record import checks_reflection
 from training.stages.checkpoints import write_json
@@ -88,7 +88,7 @@ def evaluate(config: Any, run: Path, base: Path, trained: Path, work: Path) -> d
     answers["base_conformed"] = [conformed(p, r)
                                  for p, r in zip(prompts, answers["base_direct"], strict=True)]
     answers.update(_answer(config, trained, "trained", prompts, work,
-                           work / "gguf" / f"trained.{config.gguf_type}.gguf"))
+                           trained_gguf(work, config)))
     base_figures = summarise(prompts, answers["base_direct"])
     methods = {m: summarise(prompts, answers[m], base_words=base_figures["words"])
                for m in METHODS}

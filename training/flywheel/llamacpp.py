@@ -5,8 +5,8 @@ On a CPU, llama.cpp decodes a small model several times faster than the transfor
 backend, and recording and evaluating are bound by decoding. The base model and the trained
 checkpoint go through the same path (Hugging Face folder → GGUF at `--gguf-type` → one
 `llama-server`), so their answers differ by their weights only. Neither tool is a dependency:
-`--llama-server` names the binary and `--gguf-converter` llama.cpp's `convert_hf_to_gguf.py`
-(both ship in llama.cpp's source tree, which `../shared/tools/dev-model.sh`-style builds give).
+`--llama-server` names the binary and `--gguf-converter` llama.cpp's `convert_hf_to_gguf.py`,
+both from llama.cpp's source tree (docs/flywheel.md builds them).
 """
 
 from __future__ import annotations
@@ -70,6 +70,11 @@ def base_gguf(run: Path, config: Any) -> Path:
     return run / "models" / f"base.{config.gguf_type}.gguf"
 
 
+def trained_gguf(work: Path, config: Any) -> Path:
+    """Where the trained checkpoint's GGUF file goes: inside the evaluation stage."""
+    return work / "gguf" / f"trained.{config.gguf_type}.gguf"
+
+
 @contextmanager
 def served(config: Any, model: Path, data_dir: Path, gguf: Path) -> Iterator[Server]:
     """`redraft serve` on `model` for a flywheel stage: on the local backend, or, with
@@ -81,8 +86,9 @@ def served(config: Any, model: Path, data_dir: Path, gguf: Path) -> Iterator[Ser
         with Server(model, data_dir, **options) as server:
             yield server
         return
-    to_gguf(model, gguf, Path(config.gguf_converter), config.gguf_type)
-    with LlamaServer(Path(config.llama_server), gguf, data_dir, slots=config.concurrency,
+    to_gguf(model, gguf, Path(config.gguf_converter).expanduser(), config.gguf_type)
+    binary = Path(config.llama_server).expanduser()
+    with LlamaServer(binary, gguf, data_dir, slots=config.concurrency,
                      threads=config.threads) as engine, \
             Server(model, data_dir, upstream=(engine.base_url, ALIAS), **options) as server:
         yield server
