@@ -26,6 +26,7 @@ from training import config as cfg
 from training.errors import UsageError
 from training.flywheel.config import FlywheelConfig
 from training.options import add_fields, build, read_config_file
+from training.parallel import close
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         file_values = read_config_file(config_file) if config_file else {}
         config = configure(name, args, file_values)
-        return STAGES[name].function()(config) or 0
+        code = STAGES[name].function()(config) or 0
+        close()
+        return code
     except UsageError as exc:
         print(f"python -m training.distill {name}: error: {exc.message}", file=sys.stderr)
         return 2

@@ -25,6 +25,18 @@ def rank() -> int:
     return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
 
 
+def close() -> None:
+    """Wait for every process, then take down the process group (nothing when there is none).
+
+    A gloo group left to the interpreter's exit can abort the process that exits first
+    while its peers still talk to it ("terminate called without an active exception")."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def gather(obj: Any) -> list[Any]:
     """`obj` of every process, in rank order (this process's alone when there is one)."""
     if world_size() == 1:

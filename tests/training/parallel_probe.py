@@ -16,7 +16,7 @@ from accelerate import PartialState
 
 from training.data.dataset import read_rows
 from training.models import load_model, load_tokenizer
-from training.parallel import rank, world_size
+from training.parallel import close, rank, world_size
 from training.rewards.r3 import R3Options, R3Reward
 from training.rewards.r3_filter import FilterOptions, run_filter
 
@@ -53,6 +53,7 @@ def main(model_dir: str, data_dir: str, out: str) -> None:
         Path(out).write_text(json.dumps({
             "processes": world_size(), "rewards": rewards, "sigma": reward.stats()["sigma"],
             "kept": sorted(result.kept), "too_flat": sorted(result.too_flat)}))
+    close()
 
 
 if __name__ == "__main__":

@@ -60,7 +60,8 @@ _REFLECTIONS = [
     ("This answer meets your request for exactly 2 paragraphs.\n\n***\n\nA quaint garden.",
      "A quaint garden."),
     ("```\nThe original text is:\n\n晚安。\n```", "晚安。"),
-    ("An earlier answer:\n1. Reuse bags.\n2. Refill bottles.", "1. Reuse bags.\n2. Refill bottles."),
+    ("An earlier answer:\n1. Reuse bags.\n2. Refill bottles.",
+     "1. Reuse bags.\n2. Refill bottles."),
     # 1.5B reviser under `checks`: a report on the revision copying the request's words
     ("Green tea is made from the leaves of one plant.\n\nThe new answer meets all the "
      "requested points:\n- It has at least 2 times 'leaf'",

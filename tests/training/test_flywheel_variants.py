@@ -1,0 +1,140 @@
+"""More SFT rows from each kept loop: every variant's answer passes every check its own request
+states, its requirements are said by training templates only, every second one adds a
+requirement met in code, and the export's held-out split is left as it was."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from rubrics.checks.run import conform, run_checks
+from training.data.dataset import VERSION, content_hash, read_rows, write_jsonl
+from training.data.prompts import Prompt, generate
+from training.data.requirements.catalog import catalog
+from training.data.rows import query_id
+from training.flywheel.variants import MADE_IN_CODE, variants, write_sft_data
+from training.rewards.task import drops_task
+
+DATA = catalog()
+TASKS = {t.id: t for t in DATA.tasks["train"]}
+
+
+def answered(prompts: list[Prompt]) -> list[tuple[Prompt, str]]:
+    """Prompts with an answer on the task's topic that passes every check of theirs."""
+    out = []
+    for prompt in prompts:
+        task = TASKS[prompt.task_id]
+        base = (f"This note is about {' '.join(task.keywords)}. The {task.keywords[0]} "
+                "matters to everyone here.")
+        checks = list(prompt.run_checks())
+        text = conform(base, checks)[0]
+        if (all(o.passed for o in run_checks(text, checks))
+                and drops_task(text, prompt.query, checks) is None):
+            out.append((prompt, text))
+    return out
+
+
+@pytest.fixture(scope="module")
+def kept() -> list[tuple[Prompt, str]]:
+    pairs = answered(generate(0, 300, 0)[0])
+    assert len(pairs) >= 30
+    return pairs
+
+
+def test_every_variant_asks_anew_and_its_answer_meets_all_it_asks(kept):
+    rng = random.Random(0)
+    train_templates = {t.id for ts in DATA.templates["train"].values() for t in ts}
+    made = 0
+    for prompt, answer in kept:
+        for one in variants(prompt, answer, 3, DATA, rng):
+            made += 1
+            assert one.query != prompt.query
+            assert {c.template for c in one.checks} <= train_templates
+            checks = [c.check() for c in one.checks]
+            assert all(o.passed for o in run_checks(one.answer, checks)), one
+            assert drops_task(one.answer, one.query, checks) is None
+            # the prompt's own requirements stay, with the same parameters
+            assert [(c.kind, c.params) for c in one.checks[:len(prompt.checks)]] == \
+                [(c.kind, c.params) for c in prompt.checks]
+            for c in one.checks:
+                assert c.quote in one.query
+    assert made >= 2 * len(kept)
+
+
+def test_every_second_variant_adds_a_requirement_met_in_code(kept):
+    rng = random.Random(1)
+    added = changed = 0
+    for prompt, answer in kept:
+        for i, one in enumerate(variants(prompt, answer, 2, DATA, rng)):
+            extra = one.checks[len(prompt.checks):]
+            assert len(extra) == (1 if i == 1 else 0)
+            if extra:
+                added += 1
+                assert extra[0].kind in MADE_IN_CODE
+                changed += one.answer != answer
+            else:
+                assert one.answer == answer   # said again: the answer is the loop's own
+    assert added >= len(kept) // 2 and changed >= added // 2
+
+
+def test_an_answer_that_fails_its_request_gives_no_variant(kept):
+    prompt = next(p for p, _ in kept if "word_count" in p.kinds
+                  and p.checks[p.kinds.index("word_count")].params["relation"] == "at most")
+    assert variants(prompt, "word " * 400, 3, DATA, random.Random(0)) == []
+
+
+def test_the_same_seed_gives_the_same_variants(kept):
+    def run(seed: int) -> list:
+        rng = random.Random(seed)
+        return [variants(p, a, 3, DATA, rng) for p, a in kept[:10]]
+
+    assert run(5) == run(5)
+
+
+def sft_row(query: str, answer: str) -> dict:
+    messages = [{"role": "user", "content": query}]
+    return {"id": query_id(messages), "loop_id": "l", "prompt": messages,
+            "completion": [{"role": "assistant", "content": answer}], "score": 1.0}
+
+
+def exported(path: Path, kept, holdout: int) -> Path:
+    train, held = kept[holdout:], kept[:holdout]
+    write_jsonl(path / "sft" / "train.jsonl", [sft_row(p.query, a) for p, a in train])
+    write_jsonl(path / "sft" / "holdout.jsonl", [sft_row(p.query, a) for p, a in held])
+    for kind in ("prompts", "pairs"):
+        for split in ("train", "holdout"):
+            write_jsonl(path / kind / f"{split}.jsonl", [])
+    (path / "manifest.json").write_text(json.dumps({
+        "version": VERSION, "counts": {"sft": {"train": len(train), "holdout": len(held)}}}))
+    return path
+
+
+def test_the_sft_data_holds_the_export_and_its_variants(kept, tmp_path: Path):
+    export = exported(tmp_path / "export", kept[:12], holdout=2)
+    counts = write_sft_data(tmp_path / "out", export, [p for p, _ in kept], 3, seed=0)
+    rows = read_rows(str(tmp_path / "out"), "sft", "train")
+    assert rows[:10] == read_rows(str(export), "sft", "train")
+    assert counts == {"rows": 10, "variants": len(rows) - 10,
+                      "answers_changed_in_code": counts["answers_changed_in_code"]}
+    assert 20 <= counts["variants"] <= 30 and counts["answers_changed_in_code"] >= 5
+    assert read_rows(str(tmp_path / "out"), "sft", "holdout") == \
+        read_rows(str(export), "sft", "holdout")
+    queries = [r["prompt"][0]["content"] for r in rows]
+    held = {r["prompt"][0]["content"] for r in read_rows(str(export), "sft", "holdout")}
+    assert len(set(queries)) == len(queries) and not held & set(queries)
+    assert all(r["variant_of"] in {x["id"] for x in rows[:10]} for r in rows[10:])
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["counts"]["sft"]["train"] == len(rows)
+    assert manifest["counts"]["variants"] == counts
+    assert manifest["content_hash"] == content_hash(tmp_path / "out")
+
+
+def test_no_variants_copies_the_export(kept, tmp_path: Path):
+    export = exported(tmp_path / "export", kept[:4], holdout=1)
+    counts = write_sft_data(tmp_path / "out", export, [p for p, _ in kept], 0, seed=0)
+    assert counts["variants"] == 0
+    assert read_rows(str(tmp_path / "out"), "sft", "train") == \
+        read_rows(str(export), "sft", "train")

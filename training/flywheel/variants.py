@@ -1,0 +1,159 @@
+"""More SFT rows from each kept loop, every one checked in code before it is kept.
+
+A variant is the loop's request with its requirements said again by other training templates
+(the same kind, group and parameters, so the same answer still meets them), and every second
+variant adds one requirement that an exact change meets (an opening or closing phrase, case,
+quotes, no commas, a title, a P.S. ...), made on the answer in code (`rubrics.checks.conform`).
+A variant is kept only when its answer passes every check of its request and does not drop
+the task; held-out templates and tasks are never used, and the held-out SFT split is left as
+export wrote it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rubrics.checks import Check
+from rubrics.checks.kinds import KINDS
+from rubrics.checks.run import conform, run_checks
+from training.data.dataset import KINDS as DATA_KINDS
+from training.data.dataset import SPLITS, content_hash, read_manifest, read_rows, write_jsonl
+from training.data.prompts import Prompt, PromptCheck
+from training.data.requirements.catalog import Catalog, Task, Template, catalog
+from training.data.requirements.draw import KIND_WEIGHTS, assemble, draw_params, render
+from training.data.requirements.rules import compatible, genre_conflict, kind_conflict
+from training.data.rows import query_id
+from training.rewards.task import drops_task
+from training.stages.checkpoints import write_json
+
+MADE_IN_CODE = tuple(sorted(k for k, v in KINDS.items() if v.conform is not None))
+TRIES = 8   # draws of a variant before the row settles for fewer
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    query: str
+    answer: str
+    checks: tuple[PromptCheck, ...]   # what the query asks, each with the template saying it
+
+
+def _resaid(prompt: Prompt, task: Task, data: Catalog, rng: random.Random
+            ) -> list[tuple[Template, PromptCheck]] | None:
+    """The prompt's checks, each said by a training template of its kind and group (at most
+    one before the task and one in parentheses); None when a check has no such template."""
+    by_id = {t.id: t for ts in data.templates["train"].values() for t in ts}
+    taken: set[str] = set()
+    out = []
+    for said in prompt.checks:
+        old = by_id.get(said.template)
+        if old is None:
+            return None
+        options = [t for t in data.templates["train"][said.kind]
+                   if t.group == old.group and t.at not in taken]
+        if not options:
+            return None
+        template = rng.choice(options)
+        taken |= {template.at} - {"end"}
+        out.append((template, PromptCheck(said.kind, said.params, template.id,
+                                          render(template, said.params, data.phrases, rng))))
+    return out
+
+
+def _added(task: Task, said: list[tuple[Template, PromptCheck]], data: Catalog,
+           rng: random.Random) -> tuple[Template, PromptCheck] | None:
+    """One more requirement of a kind an exact change meets, that the rules let stand with
+    the others; None when none fits."""
+    taken = {t.at for t, _ in said} - {"end"}
+    kinds = [k for k in MADE_IN_CODE if k in data.templates["train"]
+             and genre_conflict(task.genre, k) is None
+             and all(kind_conflict(k, c.kind) is None for _, c in said)
+             and any(t.at not in taken for t in data.templates["train"][k])]
+    if not kinds:
+        return None
+    kind = rng.choices(kinds, weights=[KIND_WEIGHTS[k] for k in kinds])[0]
+    template = rng.choice([t for t in data.templates["train"][kind] if t.at not in taken])
+    params = Check(kind=kind, params=draw_params(template, task, data.phrases, rng),
+                   source="user").params
+    check = PromptCheck(kind, params, template.id, render(template, params, data.phrases, rng))
+    if not compatible([c.check() for _, c in said] + [check.check()]):
+        return None
+    return template, check
+
+
+def variant(prompt: Prompt, answer: str, add: bool, data: Catalog, rng: random.Random
+            ) -> Variant | None:
+    """One variant, or None when this draw gives none that holds."""
+    task = next((t for t in data.tasks["train"] if t.id == prompt.task_id), None)
+    said = _resaid(prompt, task, data, rng) if task is not None else None
+    if said is None:
+        return None
+    if add:
+        extra = _added(task, said, data, rng)
+        if extra is None:
+            return None
+        said.append(extra)
+    checks = [c.check() for _, c in said]
+    text = conform(answer, checks)[0] if add else answer
+    query = assemble(task, [(t.at, c.quote) for t, c in said])
+    if query == prompt.query or not all(o.passed for o in run_checks(text, checks)):
+        return None
+    if drops_task(text, query, checks) is not None:
+        return None
+    return Variant(query, text, tuple(c for _, c in said))
+
+
+def variants(prompt: Prompt, answer: str, count: int, data: Catalog,
+             rng: random.Random) -> list[Variant]:
+    """Up to `count` variants of a kept (request, answer), each with its own request."""
+    out: dict[str, Variant] = {}
+    for _ in range(count * TRIES):
+        if len(out) == count:
+            break
+        made = variant(prompt, answer, add=len(out) % 2 == 1, data=data, rng=rng)
+        if made is not None and made.query not in out:
+            out[made.query] = made
+    return list(out.values())
+
+
+def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
+                   seed: int) -> dict[str, Any]:
+    """A copy of the export at `out` whose sft/train.jsonl also holds `count` variants of
+    each row whose request is one of `prompts`; returns the variant counts."""
+    data = catalog()
+    by_query = {p.query: p for p in prompts}
+    rng = random.Random(f"redraft-variants/{seed}")
+    rows = read_rows(str(export), "sft", "train")
+    # a variant never repeats a request export holds (held-out ones included) or another's
+    seen = {r["prompt"][-1]["content"] for split in SPLITS
+            for r in read_rows(str(export), "sft", split)}
+    made: list[dict[str, Any]] = []
+    added = 0
+    for row in rows:
+        prompt = by_query.get(row["prompt"][-1]["content"]) if len(row["prompt"]) == 1 else None
+        if prompt is None or count == 0:
+            continue
+        answer = row["completion"][-1]["content"]
+        for one in variants(prompt, answer, count, data, rng):
+            if one.query in seen:
+                continue
+            seen.add(one.query)
+            messages = [{"role": "user", "content": one.query}]
+            added += one.answer != answer
+            made.append({**row, "id": query_id(messages), "prompt": messages,
+                         "completion": [{"role": "assistant", "content": one.answer}],
+                         "variant_of": row["id"]})
+    for kind in DATA_KINDS:
+        for split in SPLITS:
+            extra = made if (kind, split) == ("sft", "train") else []
+            write_jsonl(out / kind / f"{split}.jsonl",
+                        read_rows(str(export), kind, split) + extra)
+    counts = {"rows": len(rows), "variants": len(made), "answers_changed_in_code": added}
+    manifest = read_manifest(str(export))
+    manifest["counts"] = {**manifest["counts"], "sft": {
+        **manifest["counts"]["sft"], "train": len(rows) + len(made)}, "variants": counts}
+    manifest["content_hash"] = content_hash(out)
+    write_json(out / "manifest.json", manifest)
+    return counts
