@@ -12,7 +12,8 @@ from training.options import option
 
 @dataclass(frozen=True, kw_only=True)
 class FlywheelConfig:
-    """prompts → record → export → sft → gspo → evaluate → report, one folder each under OUT."""
+    """prompts → record → export → sft-data → sft → gspo → evaluate → report, one folder each
+    under OUT."""
 
     out: str = option(help="run directory: one subfolder per stage")
     model: str | None = option(None, "base model: a Hugging Face folder or a .gguf file "
@@ -50,6 +51,10 @@ class FlywheelConfig:
                             "(its held-out loss)", low=0.0, high=0.9)
     keep_dropped_task: bool = option(False, "export keeps loops whose best text drops the "
                                      "task (empty, looping, off the topic)")
+    variants: int = option(3, "more SFT rows from each kept loop: its request with the "
+                           "requirements said by other training templates, every second one "
+                           "with one more requirement met on the answer in code; each checked "
+                           "before it is kept (0: none)", low=0, high=20)
     min_final_score: float = option(0.0, "SFT and export leave out loops whose best score is "
                                     "below this", low=0.0, high=1.0)
     sft_steps: int = option(20, "SFT optimiser steps (0: GSPO starts from the base model)",

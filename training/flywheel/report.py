@@ -56,6 +56,7 @@ def figures(run: Path) -> dict[str, Any]:
         "record": _json(run / "record" / "summary.json"),
         "export": {k: export.get(k) for k in ("loops_read", "prompts", "gained", "left_out",
                                               "sft", "pairs")},
+        "variants": _json(run / "sft-data" / "manifest.json").get("counts", {}).get("variants"),
         "sft": {"steps": sft.get("steps"), "train_loss": sft.get("train_loss"),
                 "holdout_loss": sft.get("holdout_loss"), "rows": sft.get("rows")},
         "gspo": {"steps": gspo.get("steps"), "train_loss": gspo.get("train_loss"),
@@ -119,6 +120,9 @@ def markdown(data: dict[str, Any], evaluation: dict[str, Any],
               f"{record.get('answer_is_another_text')} answers another text than the draft",
               f"- export: {data['export'].get('prompts')} prompts, "
               f"{data['export'].get('gained')} loops gained on their draft",
+              f"- variants: {(data.get('variants') or {}).get('variants')} more SFT rows, "
+              f"{(data.get('variants') or {}).get('answers_changed_in_code')} of them with a "
+              "requirement met on the answer in code",
               f"- sft: {sft.get('steps')} steps, held-out loss "
               f"{_f((sft.get('holdout_loss') or {}).get('before'))} → "
               f"{_f((sft.get('holdout_loss') or {}).get('after'))}",

@@ -66,7 +66,7 @@ def _partial(out: Path) -> bool:
 def sft_config(config: Any, run: Path, base: Path) -> SftConfig:
     out = run / "sft"
     extra = {"batch_size": config.sft_batch_size} if config.sft_batch_size else {}
-    return SftConfig(data=str(run / "export"), model=str(base), out=str(out),
+    return SftConfig(data=str(run / "sft-data"), model=str(base), out=str(out),
                      max_steps=config.sft_steps, learning_rate=config.sft_learning_rate,
                      seed=config.seed, resume=config.resume and _partial(out), **extra)
 

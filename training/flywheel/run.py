@@ -1,5 +1,5 @@
-"""`python -m training.distill flywheel`: serve → record → export → SFT → GSPO → serve the
-checkpoint → evaluate base and trained on held-out prompts, in one resumable command.
+"""`python -m training.distill flywheel`: serve → record → export → variants → SFT → GSPO →
+serve the checkpoint → evaluate base and trained on held-out prompts, in one resumable command.
 
 Each stage writes one subfolder of OUT, whole or not at all (into NAME.partial, renamed to
 NAME when it finishes); `--resume` skips the stages whose folder exists and continues an
@@ -27,7 +27,8 @@ from training.flywheel.config import FlywheelConfig
 from training.flywheel.server import model_folder
 from training.stages.checkpoints import FINAL, StageDir, write_json
 
-STAGES = ("prompts", "record", "export", "gspo-data", "sft", "gspo", "evaluate", "report")
+STAGES = ("prompts", "record", "export", "sft-data", "gspo-data", "sft", "gspo", "evaluate",
+          "report")
 TIMES = "stages.json"
 MODELS = "models"
 
@@ -45,6 +46,14 @@ def _record(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
     from training.flywheel.record import record
 
     record(config, run, base, work)
+
+
+def _sft_data(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
+    from training.flywheel.variants import write_sft_data
+
+    counts = write_sft_data(work, run / "export", load(run / "prompts" / "train.jsonl"),
+                            config.variants, config.seed)
+    print(json.dumps({"out": str(run / "sft-data"), **counts}))
 
 
 def _gspo_data(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
@@ -117,7 +126,8 @@ def _gspo(config: FlywheelConfig, run: Path, base: Path) -> None:
 
 RUNNERS: dict[str, Callable[[FlywheelConfig, Path, Path], None]] = {
     "prompts": _in_folder("prompts", _prompts), "record": _in_folder("record", _record),
-    "export": _export, "gspo-data": _in_folder("gspo-data", _gspo_data), "sft": _sft,
+    "export": _export, "sft-data": _in_folder("sft-data", _sft_data),
+    "gspo-data": _in_folder("gspo-data", _gspo_data), "sft": _sft,
     "gspo": _gspo, "evaluate": _in_folder("evaluate", _evaluate),
     "report": _in_folder("report", _report),
 }
