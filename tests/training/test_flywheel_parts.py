@@ -1,11 +1,15 @@
 """The flywheel's parts that need no model: a loop whose answer is its draft's text is no gain
 for export, the checks reward pays nothing for a text that drops the task, and the evaluation's
-figures and pair tallies add up."""
+figures and pair tallies add up; a terminated run stops the servers it started."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -191,3 +195,72 @@ def test_the_pair_judge_compares_the_first_n_evaluated_prompts(monkeypatch, tmp_
         (prompts[0].id, "t0", "b0"), (prompts[1].id, "t1", "b1")]
     assert figures["prompts"] == 2 and figures["ties"] == 2
     assert len((tmp_path / "pairs.jsonl").read_text("utf-8").splitlines()) == 2
+
+
+SLEEPER = """
+import sys, time
+from pathlib import Path
+from training.flywheel.server import ServedProcess, stopped_by_sigterm
+
+class Sleeper(ServedProcess):
+    name = "sleeper"
+
+    def __init__(self, log):
+        super().__init__(log)
+        self.command = [sys.executable, "-c", "import time; time.sleep(600)"]
+
+    def ready(self, http):
+        return True
+
+try:
+    with stopped_by_sigterm(), Sleeper(Path(sys.argv[1])) as served:
+        print(served.proc.pid, flush=True)
+        time.sleep(600)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_a_terminated_run_stops_the_servers_it_started(tmp_path: Path):
+    root = Path(__file__).resolve().parents[2]
+    parent = subprocess.Popen([sys.executable, "-c", SLEEPER, str(tmp_path / "log")], cwd=root,
+                              env={**os.environ, "PYTHONPATH": str(root)},
+                              stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGTERM)
+    assert parent.wait(timeout=60) == 0
+    assert parent.stdout.read().strip() == "interrupted"
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+
+
+@pytest.mark.parametrize(("record_rounds", "recorded"), [(None, 2), (0, 0)])
+def test_recorded_loops_take_record_rounds_and_evaluated_ones_max_rounds(
+        monkeypatch, tmp_path: Path, record_rounds, recorded):
+    import contextlib
+
+    from training.data.dataset import write_jsonl
+    from training.flywheel import record as stage
+    from training.flywheel.config import FlywheelConfig
+
+    train, _ = generate(0, 3, 1)
+    write_jsonl(tmp_path / "prompts" / "train.jsonl", [p.record() for p in train])
+    sent = []
+
+    @contextlib.contextmanager
+    def served(*args):
+        yield type("S", (), {"base_url": "http://x/v1", "model": "m"})()
+
+    def ask_all(url, model, asks, out, **kw):
+        sent.extend(asks)
+        return {a.key: {"text": "", "total_tokens": 0, "seconds": 0.0, "error": None,
+                        "reflection": None} for a in asks}
+
+    monkeypatch.setattr(stage, "served", served)
+    monkeypatch.setattr(stage, "ask_all", ask_all)
+    config = FlywheelConfig(out=str(tmp_path), record_prompts=3, max_rounds=2,
+                            record_rounds=record_rounds)
+    (tmp_path / "record").mkdir()
+    stage.record(config, tmp_path, tmp_path, tmp_path / "record")
+    assert [a.reflection["max_rounds"] for a in sent] == [recorded] * 3
+    assert config.max_rounds == 2   # what the evaluation's MRPO answers take

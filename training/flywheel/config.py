@@ -25,8 +25,13 @@ class FlywheelConfig:
     heldout_prompts: int = option(200, "held-out prompts generated (the evaluation set)", low=1)
     record_prompts: int = option(1000, "training prompts sent through the loop and recorded "
                                  "(the first N)", low=1)
-    max_rounds: int = option(2, "reflection rounds R of every loop, recorded and evaluated",
+    max_rounds: int = option(2, "reflection rounds R of every evaluated loop (and of the "
+                             "recorded ones unless --record-rounds says otherwise)",
                              low=0, high=10)
+    record_rounds: int | None = option(None, "reflection rounds of the recorded loops "
+                                       "(default: --max-rounds); 0 records each draft with "
+                                       "the exact changes made in code and no reflection "
+                                       "call", low=0, high=10)
     max_tokens: int = option(160, "max_tokens T of every answer (and of GSPO's completions)",
                              low=8)
     temperature: float = option(0.0, "temperature of the recorded loops (0: greedy; the "
@@ -104,6 +109,11 @@ class FlywheelConfig:
         check_url("--pair-judge-url", self.pair_judge_url)
         if self.pair_judge_url and not self.pair_judge_model:
             raise UsageError("--pair-judge-url needs --pair-judge-model")
+
+    @property
+    def recorded_rounds(self) -> int:
+        """R of the recorded loops."""
+        return self.max_rounds if self.record_rounds is None else self.record_rounds
 
     @property
     def evaluated(self) -> int:

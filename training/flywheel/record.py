@@ -3,10 +3,11 @@ by `redraft serve`, which records every loop in its own SQLite store (RUN/record
 
 Each request carries its prompt's checks as data, as a client that knows its requirements
 would: `"reflection": {"evaluation": "checks", "checklist": {"checks": [...]}, "max_rounds":
-R, "threshold": 1.0, "memory": false}`. The loop then scores each text by the share of those
-checks it passes (code, no judge call), reflects with the failed checks as measured facts and
-meets exact changes in code; the recorded best text y* is what SFT learns from. Temperature
-`--temperature` (0 by default: greedy drafts and rewrites, the same run records the same loops).
+R, "threshold": 1.0, "memory": false}` (R: `--record-rounds`, by default `--max-rounds`). The
+loop then scores each text by the share of those checks it passes (code, no judge call),
+reflects with the failed checks as measured facts and meets exact changes in code; the
+recorded best text y* is what SFT learns from. Temperature `--temperature` (0 by default:
+greedy drafts and rewrites, the same run records the same loops).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def summary(prompts: list[Prompt], rows: dict[str, dict[str, Any]]) -> dict[str,
 def record(config: Any, run: Path, base: Path, work: Path) -> dict[str, Any]:
     """Record the loops into `work` (the stage's partial folder); returns the summary."""
     prompts = load(run / "prompts" / "train.jsonl")[:config.record_prompts]
-    asks = [Ask(p.id, p.query, checks_reflection(config.max_rounds, attached(p), trace=True))
+    asks = [Ask(p.id, p.query, checks_reflection(config.recorded_rounds, attached(p), trace=True))
             for p in prompts]
     with served(config, base, work, base_gguf(run, config)) as server:
         rows = ask_all(server.base_url, server.model, asks, work / "answers.jsonl",

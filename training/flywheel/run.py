@@ -24,7 +24,7 @@ from pathlib import Path
 from training.data.prompts import generate, load, manifest
 from training.errors import UsageError
 from training.flywheel.config import FlywheelConfig
-from training.flywheel.server import model_folder
+from training.flywheel.server import model_folder, stopped_by_sigterm
 from training.stages.checkpoints import FINAL, StageDir, write_json
 
 STAGES = ("prompts", "record", "export", "sft-data", "gspo-data", "sft", "gspo", "evaluate",
@@ -177,15 +177,16 @@ def run_flywheel(config: FlywheelConfig) -> int:
     run.mkdir(parents=True, exist_ok=True)
     if converting:  # a .gguf file (the embedded default) converted once into OUT/models
         _save_time(run, MODELS, time.monotonic() - started)
-    for name in STAGES:
-        if (run / name).is_dir():
-            print(f"flywheel: {name} is done; kept", file=sys.stderr)
-            continue
-        print(f"flywheel: {name} ...", file=sys.stderr, flush=True)
-        started = time.monotonic()
-        with contextlib.redirect_stdout(sys.stderr):  # stdout carries the one JSON line
-            RUNNERS[name](config, run, base)
-        _save_time(run, name, time.monotonic() - started)
+    with stopped_by_sigterm():  # a terminated run stops its servers as Ctrl-C does
+        for name in STAGES:
+            if (run / name).is_dir():
+                print(f"flywheel: {name} is done; kept", file=sys.stderr)
+                continue
+            print(f"flywheel: {name} ...", file=sys.stderr, flush=True)
+            started = time.monotonic()
+            with contextlib.redirect_stdout(sys.stderr):  # stdout carries the one JSON line
+                RUNNERS[name](config, run, base)
+            _save_time(run, name, time.monotonic() - started)
     figures = json.loads((run / "report" / "report.json").read_text("utf-8"))
     print(json.dumps({"flywheel": str(run), "model": str(base), "seed": config.seed,
                       **figures, "stage_seconds": _times(run)}, ensure_ascii=False))

@@ -11,11 +11,15 @@ loop then falls back to the judge; one agent call instead of three).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -54,6 +58,25 @@ def model_folder(model: str | None, cache: Path) -> Path:
         return cached_folder(Path(source.location), cache).resolve()
     except ModelLoadError as exc:
         raise UsageError(f"--model: {exc}") from None
+
+
+@contextlib.contextmanager
+def stopped_by_sigterm() -> Iterator[None]:
+    """Inside it, SIGTERM interrupts as Ctrl-C does, so every server process started within
+    is stopped on the way out instead of outliving its parent (main thread only; elsewhere
+    it does nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 class ServedProcess:
