@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rubrics.checks import Check
-from training.data.requirements.catalog import SPLIT_SEED, Catalog, Split, Task, catalog
+from training.data.requirements.catalog import SPLIT_SEED, Catalog, Split, Task, Template, catalog
 from training.data.requirements.draw import KIND_WEIGHTS, assemble, draw_params, render
 from training.data.requirements.rules import compatible, genre_conflict, kind_conflict
 
@@ -81,31 +81,49 @@ class Prompt:
                                                        for c in record["checks"]))
 
 
+def open_kinds(task: Task, templates: dict[str, tuple[Template, ...]], kinds: Sequence[str],
+               chosen: Sequence[Check], taken: set[str]) -> list[str]:
+    """The kinds among `kinds` the task's genre and the checks already chosen let stand, with
+    a template whose place (`taken`: before the task, in parentheses) is still free."""
+    return [kind for kind in kinds
+            if genre_conflict(task.genre, kind) is None
+            and all(kind_conflict(kind, c.kind) is None for c in chosen)
+            and any(t.at not in taken for t in templates[kind])]
+
+
+def draw_requirement(task: Task, templates: dict[str, tuple[Template, ...]], kinds: list[str],
+                     chosen: Sequence[Check], taken: set[str], data: Catalog,
+                     rng: random.Random) -> tuple[Template, PromptCheck] | None:
+    """One requirement of one of `kinds` (weighted by `KIND_WEIGHTS`) for the task, said by a
+    template in a free place; None when the rules refuse it beside `chosen`."""
+    kind = rng.choices(kinds, weights=[KIND_WEIGHTS[k] for k in kinds])[0]
+    template = rng.choice([t for t in templates[kind] if t.at not in taken])
+    check = Check(kind=kind, params=draw_params(template, task, data.phrases, rng),
+                  source="user")
+    if not compatible([*chosen, check]):
+        return None
+    quote = render(template, check.params, data.phrases, rng)
+    return template, PromptCheck(kind, check.params, template.id, quote)
+
+
 def _compose(task: Task, split: Split, data: Catalog, rng: random.Random) -> list[PromptCheck]:
     """One to three requirements for the task that the rules let stand together, each said
     by a template of the split; at most one before the task and one in parentheses."""
     templates = data.templates[split]
     wanted = rng.choices(REQUIREMENTS, weights=REQUIREMENT_WEIGHTS)[0]
-    chosen: list[tuple[str, PromptCheck, Check]] = []
+    chosen: list[tuple[str, PromptCheck]] = []
     for _ in range(TRIES):
         if len(chosen) == wanted:
             break
-        taken = {at for at, _, _ in chosen} - {"end"}
-        open_kinds = [kind for kind in sorted(templates)
-                      if genre_conflict(task.genre, kind) is None
-                      and all(kind_conflict(kind, c.kind) is None for _, _, c in chosen)
-                      and any(t.at not in taken for t in templates[kind])]
-        if not open_kinds:
+        taken = {at for at, _ in chosen} - {"end"}
+        checks = [c.check() for _, c in chosen]
+        kinds = open_kinds(task, templates, sorted(templates), checks, taken)
+        if not kinds:
             break
-        kind = rng.choices(open_kinds, weights=[KIND_WEIGHTS[k] for k in open_kinds])[0]
-        template = rng.choice([t for t in templates[kind] if t.at not in taken])
-        check = Check(kind=kind, params=draw_params(template, task, data.phrases, rng),
-                      source="user")
-        if compatible([c for _, _, c in chosen] + [check]):
-            quote = render(template, check.params, data.phrases, rng)
-            chosen.append((template.at, PromptCheck(kind, check.params, template.id, quote),
-                           check))
-    return [said for _, said, _ in chosen]
+        drawn = draw_requirement(task, templates, kinds, checks, taken, data, rng)
+        if drawn is not None:
+            chosen.append((drawn[0].at, drawn[1]))
+    return [said for _, said in chosen]
 
 
 def _draw(split: Split, count: int, seed: int, data: Catalog) -> list[Prompt]:

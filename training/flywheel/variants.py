@@ -16,15 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rubrics.checks import Check
 from rubrics.checks.kinds import KINDS
 from rubrics.checks.run import conform, run_checks
 from training.data.dataset import KINDS as DATA_KINDS
 from training.data.dataset import SPLITS, content_hash, read_manifest, read_rows, write_jsonl
-from training.data.prompts import Prompt, PromptCheck
+from training.data.prompts import Prompt, PromptCheck, draw_requirement, open_kinds
 from training.data.requirements.catalog import Catalog, Task, Template, catalog
-from training.data.requirements.draw import KIND_WEIGHTS, assemble, draw_params, render
-from training.data.requirements.rules import compatible, genre_conflict, kind_conflict
+from training.data.requirements.draw import assemble, render
 from training.data.rows import query_id
 from training.rewards.task import drops_task
 from training.stages.checkpoints import write_json
@@ -66,21 +64,12 @@ def _added(task: Task, said: list[tuple[Template, PromptCheck]], data: Catalog,
            rng: random.Random) -> tuple[Template, PromptCheck] | None:
     """One more requirement of a kind an exact change meets, that the rules let stand with
     the others; None when none fits."""
+    templates = data.templates["train"]
     taken = {t.at for t, _ in said} - {"end"}
-    kinds = [k for k in MADE_IN_CODE if k in data.templates["train"]
-             and genre_conflict(task.genre, k) is None
-             and all(kind_conflict(k, c.kind) is None for _, c in said)
-             and any(t.at not in taken for t in data.templates["train"][k])]
-    if not kinds:
-        return None
-    kind = rng.choices(kinds, weights=[KIND_WEIGHTS[k] for k in kinds])[0]
-    template = rng.choice([t for t in data.templates["train"][kind] if t.at not in taken])
-    params = Check(kind=kind, params=draw_params(template, task, data.phrases, rng),
-                   source="user").params
-    check = PromptCheck(kind, params, template.id, render(template, params, data.phrases, rng))
-    if not compatible([c.check() for _, c in said] + [check.check()]):
-        return None
-    return template, check
+    checks = [c.check() for _, c in said]
+    kinds = open_kinds(task, templates, [k for k in MADE_IN_CODE if k in templates], checks,
+                       taken)
+    return draw_requirement(task, templates, kinds, checks, taken, data, rng) if kinds else None
 
 
 def variant(prompt: Prompt, answer: str, add: bool, data: Catalog, rng: random.Random
