@@ -60,7 +60,7 @@ def test_every_stage_is_a_folder_and_the_json_line_adds_up(run, tiny_model_dir):
     assert sum(line["export"]["sft"].values()) == line["export"]["prompts"]
     # a random model's text drops the task, so no variant of it holds
     assert line["variants"] == {"rows": line["export"]["sft"]["train"], "variants": 0,
-                                "answers_changed_in_code": 0}
+                                "answers_changed_in_code": 0, "relabelled": 0}
     assert line["sft"]["steps"] == 2 and line["gspo"]["steps"] == 1
     assert line["gspo"]["per_step"]["step"] == [1]
     assert line["gspo"]["reward_stats"]["scored"] == 2  # one group of G = 2

@@ -140,6 +140,32 @@ def test_the_task_is_the_request_without_its_requirements_words():
     assert drops_task("Une pile garde l'énergie.", request, french) is None
 
 
+PICNIC = "Write a short note inviting the team to a picnic on Friday."
+
+
+@pytest.mark.parametrize("text", [
+    "As a chatbot, I don't have the capability to plan a picnic for the team on Friday.",
+    "I'm sorry, but I can't write a note about a picnic.",
+    "I am unable to create that picnic note for Friday.",
+    "As an AI language model, I cannot invite the team to a picnic.",
+    "I\u2019m sorry, but I won\u2019t do that picnic note.",
+    "Sorry, I am not able to fulfill this request about the picnic.",
+])
+def test_a_refusal_on_the_topic_drops_the_task(text):
+    assert drops_task(text, PICNIC, ()) == "refused"
+
+
+@pytest.mark.parametrize("text", [
+    "I'm sorry for the short notice: join our picnic on Friday!",
+    "I cannot wait to see the team at the picnic on Friday.",
+    "I don't have the means to bring chairs, so the picnic on Friday is on blankets.",
+    "As an assistant, I booked the park for the team picnic on Friday.",
+    "As an AI-powered planner helps the team, the picnic on Friday is set.",
+])
+def test_words_of_apology_or_inability_in_the_task_itself_are_no_refusal(text):
+    assert drops_task(text, PICNIC, ()) is None
+
+
 def test_the_figures_of_a_method_add_up():
     _, prompts = generate(0, 0, 6)
     rows = [{"text": "a plain answer, in words." if i % 2 else "", "total_tokens": 10 + i,

@@ -1,6 +1,7 @@
 """More SFT rows from each kept loop: every variant's answer passes every check its own request
 states, its requirements are said by training templates only, every second one adds a
-requirement met in code, and the export's held-out split is left as it was."""
+requirement, made in code or met by the answer as it stands, and the export's held-out split
+is left as it was."""
 
 from __future__ import annotations
 
@@ -80,6 +81,20 @@ def test_every_second_variant_adds_a_requirement_met_in_code(kept):
     assert added >= len(kept) // 2 and changed >= added // 2
 
 
+def test_every_fourth_variant_adds_a_requirement_the_answer_meets_as_it_stands(kept):
+    rng = random.Random(2)
+    met: list[str] = []
+    for prompt, answer in kept:
+        made = variants(prompt, answer, 4, DATA, rng)
+        for i, one in enumerate(made):
+            extra = one.checks[len(prompt.checks):]
+            if i == 3:
+                assert len(extra) == 1 and extra[0].kind not in MADE_IN_CODE
+                assert one.answer == answer   # relabelled: no change made to the answer
+                met.append(extra[0].kind)
+    assert len(met) >= len(kept) // 4 and len(set(met)) >= 3, met
+
+
 def test_an_answer_that_fails_its_request_gives_no_variant(kept):
     prompt = next(p for p, _ in kept if "word_count" in p.kinds
                   and p.checks[p.kinds.index("word_count")].params["relation"] == "at most")
@@ -114,12 +129,14 @@ def exported(path: Path, kept, holdout: int) -> Path:
 
 def test_the_sft_data_holds_the_export_and_its_variants(kept, tmp_path: Path):
     export = exported(tmp_path / "export", kept[:12], holdout=2)
-    counts = write_sft_data(tmp_path / "out", export, [p for p, _ in kept], 3, seed=0)
+    counts = write_sft_data(tmp_path / "out", export, [p for p, _ in kept], 4, seed=0)
     rows = read_rows(str(tmp_path / "out"), "sft", "train")
     assert rows[:10] == read_rows(str(export), "sft", "train")
     assert counts == {"rows": 10, "variants": len(rows) - 10,
-                      "answers_changed_in_code": counts["answers_changed_in_code"]}
-    assert 20 <= counts["variants"] <= 30 and counts["answers_changed_in_code"] >= 5
+                      "answers_changed_in_code": counts["answers_changed_in_code"],
+                      "relabelled": counts["relabelled"]}
+    assert 25 <= counts["variants"] <= 40 and counts["answers_changed_in_code"] >= 5
+    assert counts["relabelled"] >= 3
     assert read_rows(str(tmp_path / "out"), "sft", "holdout") == \
         read_rows(str(export), "sft", "holdout")
     queries = [r["prompt"][0]["content"] for r in rows]

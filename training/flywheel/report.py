@@ -122,7 +122,9 @@ def markdown(data: dict[str, Any], evaluation: dict[str, Any],
               f"{data['export'].get('gained')} loops gained on their draft",
               f"- variants: {(data.get('variants') or {}).get('variants')} more SFT rows, "
               f"{(data.get('variants') or {}).get('answers_changed_in_code')} of them with a "
-              "requirement met on the answer in code",
+              "requirement met on the answer in code, "
+              f"{(data.get('variants') or {}).get('relabelled')} with one the answer met as it "
+              "stood",
               f"- sft: {sft.get('steps')} steps, held-out loss "
               f"{_f((sft.get('holdout_loss') or {}).get('before'))} → "
               f"{_f((sft.get('holdout_loss') or {}).get('after'))}",

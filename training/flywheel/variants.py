@@ -2,11 +2,13 @@
 
 A variant is the loop's request with its requirements said again by other training templates
 (the same kind, group and parameters, so the same answer still meets them), and every second
-variant adds one requirement that an exact change meets (an opening or closing phrase, case,
-quotes, no commas, a title, a P.S. ...), made on the answer in code (`rubrics.checks.conform`).
-A variant is kept only when its answer passes every check of its request and does not drop
-the task; held-out templates and tasks are never used, and the held-out SFT split is left as
-export wrote it.
+variant adds one requirement: in turn, one of a kind an exact change meets (an opening or
+closing phrase, case, quotes, no commas, a title, a P.S. ...), made on the answer in code
+(`rubrics.checks.conform`), and one of a kind no change in code makes that the answer as it
+stands happens to meet (a word or paragraph count, a word it uses or avoids...: the request
+is relabelled to what the answer does). A variant is kept only when its answer passes every
+check of its request and does not drop the task; held-out templates and tasks are never used,
+and the held-out SFT split is left as export wrote it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from training.stages.checkpoints import write_json
 
 MADE_IN_CODE = tuple(sorted(k for k, v in KINDS.items() if v.conform is not None))
 TRIES = 8   # draws of a variant before the row settles for fewer
+ADDED = (None, "made", None, "met")   # what the variants of a row add, in turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,27 +63,29 @@ def _resaid(prompt: Prompt, task: Task, data: Catalog, rng: random.Random
     return out
 
 
-def _added(task: Task, said: list[tuple[Template, PromptCheck]], data: Catalog,
+def _added(task: Task, said: list[tuple[Template, PromptCheck]], made: bool, data: Catalog,
            rng: random.Random) -> tuple[Template, PromptCheck] | None:
-    """One more requirement of a kind an exact change meets, that the rules let stand with
-    the others; None when none fits."""
+    """One more requirement that the rules let stand with the others, of a kind an exact
+    change meets (`made`) or of one no change in code makes; None when none fits."""
     templates = data.templates["train"]
     taken = {t.at for t, _ in said} - {"end"}
     checks = [c.check() for _, c in said]
-    kinds = open_kinds(task, templates, [k for k in MADE_IN_CODE if k in templates], checks,
-                       taken)
+    pool = [k for k in sorted(templates) if (k in MADE_IN_CODE) == made]
+    kinds = open_kinds(task, templates, pool, checks, taken)
     return draw_requirement(task, templates, kinds, checks, taken, data, rng) if kinds else None
 
 
-def variant(prompt: Prompt, answer: str, add: bool, data: Catalog, rng: random.Random
+def variant(prompt: Prompt, answer: str, add: str | None, data: Catalog, rng: random.Random
             ) -> Variant | None:
-    """One variant, or None when this draw gives none that holds."""
+    """One variant, or None when this draw gives none that holds. `add`: None, or the
+    requirement added: "made" (of a kind made in code) or "met" (of another kind, which the
+    answer meets as it stands)."""
     task = next((t for t in data.tasks["train"] if t.id == prompt.task_id), None)
     said = _resaid(prompt, task, data, rng) if task is not None else None
     if said is None:
         return None
     if add:
-        extra = _added(task, said, data, rng)
+        extra = _added(task, said, add == "made", data, rng)
         if extra is None:
             return None
         said.append(extra)
@@ -101,7 +106,7 @@ def variants(prompt: Prompt, answer: str, count: int, data: Catalog,
     for _ in range(count * TRIES):
         if len(out) == count:
             break
-        made = variant(prompt, answer, add=len(out) % 2 == 1, data=data, rng=rng)
+        made = variant(prompt, answer, add=ADDED[len(out) % len(ADDED)], data=data, rng=rng)
         if made is not None and made.query not in out:
             out[made.query] = made
     return list(out.values())
@@ -119,7 +124,7 @@ def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
     seen = {r["prompt"][-1]["content"] for split in SPLITS
             for r in read_rows(str(export), "sft", split)}
     made: list[dict[str, Any]] = []
-    added = 0
+    added = relabelled = 0
     for row in rows:
         prompt = by_query.get(row["prompt"][-1]["content"]) if len(row["prompt"]) == 1 else None
         if prompt is None or count == 0:
@@ -131,6 +136,7 @@ def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
             seen.add(one.query)
             messages = [{"role": "user", "content": one.query}]
             added += one.answer != answer
+            relabelled += any(c.kind not in MADE_IN_CODE for c in one.checks[len(prompt.checks):])
             made.append({**row, "id": query_id(messages), "prompt": messages,
                          "completion": [{"role": "assistant", "content": one.answer}],
                          "variant_of": row["id"]})
@@ -139,7 +145,8 @@ def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
             extra = made if (kind, split) == ("sft", "train") else []
             write_jsonl(out / kind / f"{split}.jsonl",
                         read_rows(str(export), kind, split) + extra)
-    counts = {"rows": len(rows), "variants": len(made), "answers_changed_in_code": added}
+    counts = {"rows": len(rows), "variants": len(made), "answers_changed_in_code": added,
+              "relabelled": relabelled}
     manifest = read_manifest(str(export))
     manifest["counts"] = {**manifest["counts"], "sft": {
         **manifest["counts"]["sft"], "train": len(rows) + len(made)}, "variants": counts}
