@@ -116,8 +116,9 @@ class TrainConfig:
                                     "on a GPU as many as a step of at least 8 rows needs when "
                                     "they do not fit at once", low=1)
     activation_checkpointing: str = option("auto", "recompute activations in the backward pass "
-                                           "to save memory: auto (on, but off on a GPU whose "
-                                           "free memory holds the batch without), on, off",
+                                           "to save memory: auto (off where the free memory, "
+                                           "the GPU's or on the CPU the host's, holds the batch "
+                                           "without; else on), on, off",
                                            choices=CHECKPOINTING)
     warmup_ratio: float = option(0.01, "share of steps spent warming up the learning rate",
                                  low=0.0, high=0.99)

@@ -1,8 +1,9 @@
 """Randomly initialised Qwen2 models built locally (nothing is downloaded): the tests' tiny
-model and, for GPU benchmarks, one of Qwen2.5-0.5B's shape. The tokenizer is a byte-level
-BPE trained on a few lines, with a Qwen-style chat template.
+model, for CPU benchmarks one of SmolLM2-135M's widths, depth and vocabulary, and for GPU
+benchmarks one of Qwen2.5-0.5B's shape. The tokenizer is a byte-level BPE trained on a few
+lines, with a Qwen-style chat template.
 
-    python -m bench.fakes.tiny_model OUT [--shape tiny|qwen2.5-0.5b] [--seed N]   # prints OUT
+    python -m bench.fakes.tiny_model OUT [--shape tiny|smollm2-135m|qwen2.5-0.5b] [--seed N]
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ QWEN25_05B = {"hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers"
               "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
               "max_position_embeddings": 32768, "tie_word_embeddings": True,
               "rope_theta": 1000000.0, "rms_norm_eps": 1e-6}
+# SmolLM2-135M's widths, depth and vocabulary (its config.json; a Llama there, a Qwen2 here).
+SMOLLM2_135M = {"hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
+                "num_attention_heads": 9, "num_key_value_heads": 3, "vocab_size": 49152,
+                "max_position_embeddings": 8192, "tie_word_embeddings": True,
+                "rope_theta": 100000.0, "rms_norm_eps": 1e-5}
+SHAPES = {"smollm2-135m": SMOLLM2_135M, "qwen2.5-0.5b": QWEN25_05B}
 TINY = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 1024,
         "tie_word_embeddings": False}
@@ -52,13 +59,14 @@ def build_tiny_model(path: Path, corpus: Sequence[str] = (), *, shape: str = "ti
                      seed: int = 0) -> Path:
     """Save a random Qwen2 causal LM and its tokenizer to `path`; returns `path`.
 
-    shape "tiny": 2 layers of width 32 (CPU tests); "qwen2.5-0.5b": the real model's shape.
+    shape "tiny": 2 layers of width 32 (CPU tests); "smollm2-135m", "qwen2.5-0.5b": those
+    models' shapes.
     """
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     tokenizer = build_tokenizer(corpus)
-    dims = dict(TINY if shape == "tiny" else QWEN25_05B)
+    dims = dict(TINY if shape == "tiny" else SHAPES[shape])
     if shape == "tiny":
         dims["vocab_size"] = len(tokenizer)
     config = Qwen2Config(**dims, eos_token_id=tokenizer.eos_token_id,
@@ -82,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fakes.tiny_model", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", help="directory to write the model and tokenizer into (new)")
-    parser.add_argument("--shape", choices=("tiny", "qwen2.5-0.5b"), default="tiny",
-                        help="tiny: 2 layers of width 32 (default); qwen2.5-0.5b: that shape")
+    parser.add_argument("--shape", choices=("tiny", *SHAPES), default="tiny",
+                        help="tiny: 2 layers of width 32 (default); smollm2-135m, "
+                        "qwen2.5-0.5b: that model's shape")
     parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed")
     args = parser.parse_args(argv)
     out = Path(args.out)

@@ -96,8 +96,11 @@ def test_gspo_report_says_where_each_step_went(gspo_run):
     assert sum(time["share"].values()) == pytest.approx(1.0, abs=1e-3)
     assert sum(time["seconds"].values()) <= summary["train_runtime"]
     assert summary["generation_batch"] == 2  # one step's worth: --batch-size 2 x 1 process
-    assert summary["speed"]["batch"] == {"chosen": "given", "batch_size": 2, "grad_accum": 1,
-                                         "activation_checkpointing": True}
+    batch = summary["speed"]["batch"]
+    assert {k: batch[k] for k in ("chosen", "batch_size", "grad_accum")} == {
+        "chosen": "given", "batch_size": 2, "grad_accum": 1}
+    # the tiny model's activations are kept, not recomputed, on any host with a few GiB free
+    assert batch["activation_checkpointing"] is False or batch["host_available_gib"] < 6
     assert summary["speed"]["compiled_decoding"] is False
 
 

@@ -54,8 +54,12 @@ def test_sft_report_has_the_batch_padding_and_step_times(sft_out):
     assert speed["padding_free"] is False and speed["grouped_by_length"] is True
     assert 0.0 <= speed["padding_share"] < 1.0
     assert speed["liger"] is False  # installed or not, Liger runs on CUDA only
-    assert speed["batch"] == {"chosen": "given", "batch_size": 2, "grad_accum": 1,
-                              "activation_checkpointing": True}
+    batch = speed["batch"]
+    assert {k: batch[k] for k in ("chosen", "batch_size", "grad_accum")} == {
+        "chosen": "given", "batch_size": 2, "grad_accum": 1}
+    # the tiny model's activations are kept, not recomputed, on any host with a few GiB free
+    assert batch["activation_checkpointing"] is False or batch["host_available_gib"] < 6
+    assert batch["seq_len"] > 0
     time = json.loads((sft_out / "report.json").read_text())["summary"]["time"]
     assert time["steps"] == 2 and "generation" not in time["seconds"]
     assert time["seconds"]["forward_backward"] > 0 and time["seconds"]["optimizer"] > 0

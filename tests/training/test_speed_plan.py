@@ -4,6 +4,7 @@ activation checkpointing concrete: pure functions, checked on the CPU with a GPU
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from training.speed.memory import (
     GIB,
     USABLE,
     ModelShape,
+    available_host_bytes,
     fixed_bytes,
     plan_batch,
     shape_of,
@@ -94,9 +96,10 @@ def sft_config(**kw) -> SftConfig:
 
 def test_on_the_cpu_the_batch_is_what_it_always_was(monkeypatch):
     monkeypatch.setattr(batch_module, "free_gpu_bytes", lambda: None)
+    monkeypatch.setattr(batch_module, "available_host_bytes", lambda: None)
 
     def never() -> int:
-        raise AssertionError("the CPU needs no sequence length")
+        raise AssertionError("no plan, no sequence length")
 
     config, report = batch_module.with_batch(sft_config(), never, stage="sft")
     assert (config.batch_size, config.grad_accum, config.activation_checkpointing) == (8, 1, "on")
@@ -106,6 +109,40 @@ def test_on_the_cpu_the_batch_is_what_it_always_was(monkeypatch):
         stage="sft")
     assert (config.batch_size, config.grad_accum, config.activation_checkpointing) == (2, 3, "off")
     assert report["chosen"] == "given"
+
+
+@pytest.mark.parametrize(("host_gib", "workers", "seq_len", "checkpointing"), [
+    (96, "1", 1500, "off"),    # the batch's activations fit beside the fp32 weights
+    (96, "4", 1500, "on"),     # four processes share the host
+    (96, "1", 20_000, "on"),   # rows too long to keep
+    (4, "1", 1500, "on"),      # too little memory left
+])
+def test_on_the_cpu_checkpointing_is_off_where_the_host_memory_holds_the_batch(
+        monkeypatch, host_gib, workers, seq_len, checkpointing):
+    monkeypatch.setattr(batch_module, "free_gpu_bytes", lambda: None)
+    monkeypatch.setattr(batch_module, "available_host_bytes", lambda: host_gib * GIB)
+    monkeypatch.setattr(batch_module, "model_shape", lambda model: QWEN)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", workers)
+    config, report = batch_module.with_batch(sft_config(), lambda: seq_len, stage="sft")
+    assert (config.batch_size, config.activation_checkpointing) == (8, checkpointing)
+    assert report["host_available_gib"] == host_gib and report["seq_len"] == seq_len
+    forced, _ = batch_module.with_batch(sft_config(activation_checkpointing="on"),
+                                        lambda: seq_len, stage="sft")
+    assert forced.activation_checkpointing == "on"
+
+
+def test_the_host_memory_is_the_kernels_available_capped_by_the_cgroup(tmp_path: Path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 32000000 kB\nMemAvailable: 20000000 kB\n")
+    cgroup = tmp_path / "cgroup"
+    cgroup.mkdir()
+    assert available_host_bytes(str(meminfo), str(cgroup)) == 20_000_000 * 1024
+    (cgroup / "memory.max").write_text("8000000000\n")
+    (cgroup / "memory.current").write_text("3000000000\n")
+    assert available_host_bytes(str(meminfo), str(cgroup)) == 5_000_000_000
+    (cgroup / "memory.max").write_text("max\n")
+    assert available_host_bytes(str(meminfo), str(cgroup)) == 20_000_000 * 1024
+    assert available_host_bytes(str(tmp_path / "none"), str(tmp_path / "none")) is None
 
 
 def on_a_gpu(monkeypatch, free: int = H100_FREE) -> None:

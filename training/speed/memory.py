@@ -2,7 +2,8 @@
 GPU memory, when the user gave no `--batch-size` or `--grad-accum`.
 
 `plan_batch` is a pure function of (free bytes, model shape, sequence length), so it is tested
-on the CPU; the stages call it only where CUDA is present. Its memory model, in bytes, for a
+on the CPU; the stages call it only where CUDA is present (on the CPU, `rows_that_fit` of the
+host's available memory decides activation checkpointing alone). Its memory model, in bytes, for a
 model of P parameters, L layers, width h and MLP width i, trained in bf16 with AdamW:
 
     fixed      = P x (2 + trainable x (2 + 8)) + 2 P x frozen copies + reserve
@@ -22,6 +23,7 @@ gradient-accumulation micro-batches that fit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 GIB = 1024 ** 3
@@ -119,6 +121,28 @@ def free_gpu_bytes() -> int | None:
         return None
     free, _total = torch.cuda.mem_get_info()
     return int(free)
+
+
+def available_host_bytes(meminfo: str = "/proc/meminfo",
+                         cgroup: str = "/sys/fs/cgroup") -> int | None:
+    """Bytes of host memory a new allocation can take: the kernel's MemAvailable, capped by
+    the cgroup's (v2) limit less its use where a container sets one; None where neither is
+    known."""
+    available = None
+    try:
+        for line in Path(meminfo).read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                available = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path(cgroup, "memory.max").read_text().strip()
+        if limit != "max":
+            left = int(limit) - int(Path(cgroup, "memory.current").read_text().strip())
+            available = left if available is None else min(available, left)
+    except (OSError, ValueError):
+        pass
+    return None if available is None else max(0, available)
 
 
 def model_shape(model_dir: str) -> ModelShape:
