@@ -62,12 +62,13 @@ def stage(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([sys.executable, "-m", "training.distill", *argv], cwd=ROOT,
                                 env=env, stdout=out, stderr=err, text=True)
+        # wait4 alone gives this child's own resource use; Popen is told the child is reaped
         _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        if proc.returncode != 0:
-            raise SystemExit(f"{argv[0]} failed ({proc.returncode}):\n{err.read()[-3000:]}")
+        if code != 0:
+            raise SystemExit(f"{argv[0]} failed ({code}):\n{err.read()[-3000:]}")
         summary = json.loads(out.read().strip().splitlines()[-1])
     return {**summary, "peak_rss_gib": round(usage.ru_maxrss * 1024 / 2 ** 30, 2)}
 

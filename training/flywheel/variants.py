@@ -90,7 +90,7 @@ def variant(prompt: Prompt, answer: str, add: str | None, data: Catalog, rng: ra
             return None
         said.append(extra)
     checks = [c.check() for _, c in said]
-    text = conform(answer, checks)[0] if add else answer
+    text = conform(answer, checks)[0] if add == "made" else answer
     query = assemble(task, [(t.at, c.quote) for t, c in said])
     if query == prompt.query or not all(o.passed for o in run_checks(text, checks)):
         return None

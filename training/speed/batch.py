@@ -86,7 +86,7 @@ def _checkpoint_on_the_cpu(config: Any, seq_len: Callable[[], int], batch: int,
     if available is None:
         return True
     length = seq_len()
-    share = available // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    share = available // max(1, int(os.environ.get("LOCAL_WORLD_SIZE") or 1))  # per host
     trainable = LORA_TRAINABLE if config.lora else 1.0
     rows = rows_that_fit(share // 2, model_shape(config.model), length, False, trainable,
                          frozen_copies)
