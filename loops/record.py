@@ -38,9 +38,10 @@ UNSUPPORTED_KEY = "_unsupported"  # a gain the judge did not quote the text for:
 PADDED_KEY = "_padded"         # sentences a rewrite says twice that its parent said once
 OFF_LANGUAGE_KEY = "_off_language"  # a rewrite in another language than its parent
 OFF_TOPIC_KEY = "_off_topic"   # a rewrite that left the request's topic its parent kept
+CUT_KEY = "_cut"               # the call that wrote the text stopped at the token limit
 RESERVED = (CHECKS_KEY, SHRUNK_KEY, ANSWER_KEY, REJUDGED_KEY, LOOPING_KEY,
             CONFORMED_KEY, SAME_AS_KEY, RETRIED_KEY, UNSUPPORTED_KEY, PADDED_KEY,
-            OFF_LANGUAGE_KEY, OFF_TOPIC_KEY)
+            OFF_LANGUAGE_KEY, OFF_TOPIC_KEY, CUT_KEY)
 
 
 def stored_checks(scores: dict[str, Any] | None) -> tuple[CheckOutcome, ...]:
@@ -97,6 +98,8 @@ def candidate_record(c: Candidate, answer: bool = False) -> CandidateRecord:
         scores[OFF_LANGUAGE_KEY] = True
     if c.off_topic:
         scores[OFF_TOPIC_KEY] = True
+    if c.finish_reason == "length":
+        scores[CUT_KEY] = True
     if answer:
         scores[ANSWER_KEY] = True
     return CandidateRecord(

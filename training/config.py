@@ -47,7 +47,8 @@ class ExportConfig:
     min_final_score: float = option(0.0, "leave out loops whose best score is below this",
                                     low=0.0, high=1.0)
     keep_dropped_task: bool = option(False, "keep loops whose best text drops the task "
-                                     "(empty, looping, off the topic), left out by default")
+                                     "(empty, looping, off the topic) or was cut at the "
+                                     "token limit, left out by default")
     min_gain: float = option(0.1, "a (y*, draft) preference pair needs at least this gain",
                              low=0.0, high=1.0)
     holdout: float = option(0.1, "share of prompts held out (split by prompt, never by row)",

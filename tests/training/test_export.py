@@ -25,7 +25,7 @@ def test_export_counts_splits_and_leaves_out_degraded_errored_passthrough(datase
     # team-a: 6 prompts + a repeat + 3 copies (degraded, errored, reflection off)
     assert counts["loops_read"] == 10
     assert counts["left_out"] == {"degraded": 1, "passthrough": 1, "errored": 1, "filtered": 0,
-                                  "dropped_task": 0}
+                                  "dropped_task": 0, "cut_off": 0}
     assert counts["kept"] == 7 and counts["duplicates_merged"] == 1 and counts["prompts"] == 6
     assert counts["sft"] == {"train": 5, "holdout": 1}
     assert manifest["version"] == 1 and manifest["format"] == "chat"

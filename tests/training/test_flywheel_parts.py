@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from loops.record import ANSWER_KEY
+from loops.record import ANSWER_KEY, CUT_KEY, candidate_record
+from loops.trace import Candidate
 from store import Store
 from store.records import CandidateRecord, LoopRecord
 from training.data.prompts import generate
@@ -102,6 +103,38 @@ def test_export_leaves_out_a_best_text_that_passes_its_checks_by_dropping_the_ta
     assert "the keeper climbs." in json.dumps(row)
     counts = export(url, tmp_path / "kept", capsys, "--keep-dropped-task")
     assert counts["left_out"]["dropped_task"] == 0 and counts["prompts"] == 3
+
+
+def cut_loop(answer_text: str, limit: dict, scores: dict, used: int) -> LoopRecord:
+    """A loop whose answer is its draft, written with `used` completion tokens; its request
+    asks for the answer's own words, with the token `limit` it names ({} or max_tokens)."""
+    asked = f"Write about a keeper, in lowercase: {answer_text}"
+    return LoopRecord(
+        namespace="n", model="m", backend="scripted", checklist=CHECKS, stop_reason="threshold",
+        checklist_source="user",
+        request={"messages": [{"role": "user", "content": asked}], **limit},
+        candidates=(CandidateRecord(0, 0, "draft", answer_text, None,
+                                    {ANSWER_KEY: True, **scores}, 1.0,
+                                    usage={"prompt_tokens": 20, "completion_tokens": used,
+                                           "total_tokens": 20 + used}),))
+
+
+def test_export_leaves_out_a_best_text_cut_at_the_token_limit(tmp_path: Path, capsys):
+    url = f"sqlite+aiosqlite:///{tmp_path / 'loops.db'}"
+    # a call that stopped at the limit is marked when the loop is recorded
+    marked = candidate_record(Candidate(0, 0, "draft", "the keeper", finish_reason="length"))
+    assert marked.scores == {CUT_KEY: True}
+    assert candidate_record(Candidate(0, 0, "draft", "x", finish_reason="stop")).scores == {}
+    save_loops(url,
+               cut_loop("the keeper climbs the", {}, {CUT_KEY: True}, 12),
+               # recorded before the mark: every completion token the request allowed
+               cut_loop("the keeper climbs the stairs and", {"max_tokens": 16}, {}, 16),
+               cut_loop("the keeper climbs.", {"max_tokens": 16}, {}, 5))
+    counts = export(url, tmp_path / "data", capsys)
+    assert counts["left_out"]["cut_off"] == 2 and counts["prompts"] == 1
+    assert "the keeper climbs." in (tmp_path / "data" / "sft" / "train.jsonl").read_text()
+    counts = export(url, tmp_path / "kept", capsys, "--keep-dropped-task")
+    assert counts["left_out"]["cut_off"] == 0 and counts["prompts"] == 3
 
 
 REQUEST = "Write a short note inviting the team to a picnic on Friday. Use all lowercase."

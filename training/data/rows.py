@@ -3,9 +3,12 @@
 A loop's prompt is its request's conversation; y* is its best-scored candidate, y0 its draft.
 Loops that teach nothing are left out with a reason: `errored`, `degraded` (the loop fell
 back), `passthrough` (no loop ran: reflection off, no candidates or no checklist) or
-`filtered` (no scored text, or below --min-final-score) or `dropped_task` (y* passes its
+`filtered` (no scored text, or below --min-final-score), `dropped_task` (y* passes its
 checks by dropping the task: empty, looping, or off the request's topic, the checks reward's
-guard, `training.rewards.task`; imitating it teaches a model to loop).
+guard, `training.rewards.task`; imitating it teaches a model to loop) or `cut_off` (y* was
+written by a call that stopped at the request's token limit: its last sentence is cut, and
+whatever code added after it, a closing phrase or a quote, follows a broken text; imitating
+it teaches a model to run out of tokens before it ends).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from llm.conversation import message_text, normalised_conversation
-from loops.record import ANSWER_KEY, answer_of
+from loops.record import ANSWER_KEY, CUT_KEY, answer_of
 from store import CandidateRecord, LoopRecord
 from training.rewards.checklist import stored_checks
 from training.rewards.task import drops_task, request_text
@@ -41,6 +44,17 @@ def best(record: LoopRecord) -> CandidateRecord | None:
     `loops.answer`); for older loops the highest-scored, the earliest on a tie."""
     top = answer_of(record.candidates)
     return top if top is not None and top.total_score is not None else None
+
+
+def cut_off(record: LoopRecord, candidate: CandidateRecord) -> bool:
+    """Did the call that wrote `candidate` stop at the token limit: marked so when recorded,
+    or (loops recorded before the mark) it used every completion token the request allowed."""
+    if (candidate.scores or {}).get(CUT_KEY):
+        return True
+    limit = (record.request.get("max_completion_tokens") or record.request.get("max_tokens")
+             or record.request.get("max_output_tokens"))
+    used = (candidate.usage or {}).get("completion_tokens")
+    return isinstance(limit, int) and isinstance(used, int) and used >= limit
 
 
 def draft(record: LoopRecord) -> CandidateRecord | None:
@@ -80,6 +94,8 @@ def left_out(record: LoopRecord, min_final_score: float, *,
     if task_guard and drops_task(top.text, request_text(conversation(record)),
                                  stored_checks(record.checklist)) is not None:
         return "dropped_task"
+    if task_guard and cut_off(record, top):
+        return "cut_off"
     return None
 
 

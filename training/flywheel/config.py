@@ -55,11 +55,13 @@ class FlywheelConfig:
     holdout: float = option(0.1, "share of the recorded prompts export holds out of SFT "
                             "(its held-out loss)", low=0.0, high=0.9)
     keep_dropped_task: bool = option(False, "export keeps loops whose best text drops the "
-                                     "task (empty, looping, off the topic)")
+                                     "task (empty, looping, off the topic) or was cut at "
+                                     "the token limit")
     variants: int = option(3, "more SFT rows from each kept loop: its request with the "
-                           "requirements said by other training templates, every second one "
-                           "with one more requirement met on the answer in code; each checked "
-                           "before it is kept (0: none)", low=0, high=20)
+                           "requirements said by other training templates, half of them "
+                           "with one more requirement met on the answer in code and every "
+                           "fourth with one the answer meets as it stands; each checked before "
+                           "it is kept (0: none)", low=0, high=20)
     min_final_score: float = option(0.0, "SFT and export leave out loops whose best score is "
                                     "below this", low=0.0, high=1.0)
     sft_steps: int = option(20, "SFT optimiser steps (0: GSPO starts from the base model)",

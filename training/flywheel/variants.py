@@ -1,14 +1,16 @@
 """More SFT rows from each kept loop, every one checked in code before it is kept.
 
 A variant is the loop's request with its requirements said again by other training templates
-(the same kind, group and parameters, so the same answer still meets them), and every second
-variant adds one requirement: in turn, one of a kind an exact change meets (an opening or
-closing phrase, case, quotes, no commas, a title, a P.S. ...), made on the answer in code
-(`rubrics.checks.conform`), and one of a kind no change in code makes that the answer as it
-stands happens to meet (a word or paragraph count, a word it uses or avoids...: the request
-is relabelled to what the answer does). A variant is kept only when its answer passes every
-check of its request and does not drop the task; held-out templates and tasks are never used,
-and the held-out SFT split is left as export wrote it.
+(the same kind, group and parameters, so the same answer still meets them), most with one
+requirement added. In turn the variants add: one of a kind an exact change meets (an opening
+or closing phrase, case, quotes, no commas, a title, a P.S. ...), made on the answer in code
+(`rubrics.checks.conform`); nothing; another made in code; and one of a kind no change in
+code makes that the answer as it stands happens to meet (a word or paragraph count, a word it
+uses or avoids...: the request is relabelled to what the answer does). Half the variants thus
+show a whole-text change (case, quotes, a closing phrase) that a draft seldom makes itself.
+A variant is kept only when its answer passes every check of its request and does not drop
+the task; held-out templates and tasks are never used, and the held-out SFT split is left as
+export wrote it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from training.stages.checkpoints import write_json
 
 MADE_IN_CODE = tuple(sorted(k for k, v in KINDS.items() if v.conform is not None))
 TRIES = 8   # draws of a variant before the row settles for fewer
-ADDED = (None, "made", None, "met")   # what the variants of a row add, in turn
+ADDED = ("made", None, "made", "met")   # what the variants of a row add, in turn
 
 
 @dataclass(frozen=True, slots=True)

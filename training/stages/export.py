@@ -30,7 +30,7 @@ from training.errors import UsageError
 from training.stages.checkpoints import StageDir, write_json
 from training.stages.report import write_stage_report
 
-LEFT_OUT = ("degraded", "passthrough", "errored", "filtered", "dropped_task")
+LEFT_OUT = ("degraded", "passthrough", "errored", "filtered", "dropped_task", "cut_off")
 
 
 def token_counter(tokenizer: str | None) -> TokenCounter:
