@@ -387,7 +387,7 @@ def test_loop_page_shows_each_candidates_checks_and_the_loops_answer(admin):
         replace(base[1], scores={**base[1].scores, "_checks": [passed], "_answer": True,
                                  "_conformed": ["lowercase", "ends_with"]}),
         replace(base[2], scores={**base[2].scores, "_checks": [failed], "_shrunk": True,
-                                 "_looping": True}),
+                                 "_looping": True, "_cut": True}),
     )
     record = save(admin, make_loop(candidates=candidates))
     page = admin.get(f"/admin/ui/loops/{record.id}").text
@@ -401,6 +401,7 @@ def test_loop_page_shows_each_candidates_checks_and_the_loops_answer(admin):
     assert "word_count: 130 words; needs at least 120 words" in second
     assert "Dropped most of the text it revised" in final
     assert "Repeats itself in a loop" in final and "Repeats itself" not in second
+    assert "stopped at the token limit" in final and "token limit" not in second
     assert "Met in code on the model's text (no word changed): lowercase, ends_with" in second
     assert "Met in code" not in draft and "_conformed" not in page
     assert "_checks" not in page and "_answer" not in page

@@ -16,6 +16,7 @@ from markupsafe import Markup
 from app.admin.ui.charts import Point, trajectory_chart
 from loops.record import (
     CONFORMED_KEY,
+    CUT_KEY,
     LOOPING_KEY,
     RETRIED_KEY,
     SAME_AS_KEY,
@@ -174,6 +175,9 @@ def candidate_notes(scores: dict[str, Any]) -> tuple[str, ...]:
         notes.append("The reviser first gave its parent back unchanged and was asked again.")
     if scores.get(UNSUPPORTED_KEY):
         notes.append("The judge scored it higher without quoting it: the gain is not counted.")
+    if scores.get(CUT_KEY):
+        notes.append("The call that wrote it stopped at the token limit: its end may be cut "
+                     "(export leaves such an answer out of SFT).")
     return tuple(notes)
 
 
