@@ -96,7 +96,8 @@ def variant(prompt: Prompt, answer: str, add: str | None, data: Catalog, rng: ra
     query = assemble(task, [(t.at, c.quote) for t, c in said])
     if query == prompt.query or not all(o.passed for o in run_checks(text, checks)):
         return None
-    if drops_task(text, query, checks) is not None:
+    # the model's own words must hold the task: a phrase made in code can name the topic
+    if any(drops_task(t, query, checks) is not None for t in {answer, text}):
         return None
     return Variant(query, text, tuple(c for _, c in said))
 
