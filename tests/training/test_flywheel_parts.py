@@ -135,6 +135,12 @@ def test_export_leaves_out_a_best_text_cut_at_the_token_limit(tmp_path: Path, ca
     assert "the keeper climbs." in (tmp_path / "data" / "sft" / "train.jsonl").read_text()
     counts = export(url, tmp_path / "kept", capsys, "--keep-dropped-task")
     assert counts["left_out"]["cut_off"] == 0 and counts["prompts"] == 3
+    # nothing left: the error names the reason and the switch that keeps such loops
+    only = f"sqlite+aiosqlite:///{tmp_path / 'cut.db'}"
+    save_loops(only, cut_loop("the keeper climbs the", {}, {CUT_KEY: True}, 12))
+    assert main(["export", "--database", only, "--out", str(tmp_path / "none")]) == 2
+    error = capsys.readouterr().err
+    assert "1 cut_off" in error and "--keep-dropped-task" in error
 
 
 REQUEST = "Write a short note inviting the team to a picnic on Friday. Use all lowercase."

@@ -81,8 +81,11 @@ def run_export(config: ExportConfig) -> int:
     kept, reasons, duplicates = select(config, records, count)
     if not kept:
         why = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) or "none recorded"
+        guard = " or pass --keep-dropped-task" if {"dropped_task", "cut_off"} & set(reasons) \
+            else ""
         raise UsageError(f"no loops match the filters: {len(records)} read ({why}); "
-                         "widen --since/--until/--namespace/--model or lower --min-final-score")
+                         "widen --since/--until/--namespace/--model or lower --min-final-score"
+                         f"{guard}")
     kept, method_counts = apply_methods(config, kept)  # --select margin, --format think
     holdout = split(list(kept), config.holdout, config.seed)
     out = stage.open()
