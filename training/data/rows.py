@@ -1,4 +1,4 @@
-"""One recorded loop → the rows of the exported dataset (see TRAINING-CONTRACT in the README).
+"""One recorded loop → the rows of the exported dataset (docs/trainer-reference.md, export).
 
 A loop's prompt is its request's conversation; y* is its best-scored candidate, y0 its draft.
 Loops that teach nothing are left out with a reason: `errored`, `degraded` (the loop fell
