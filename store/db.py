@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,12 +45,37 @@ def _sqlite_on_connect(busy_timeout_ms: int) -> Callable[[Any, Any], None]:
         try:
             cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _switch_to_wal(dbapi_connection, cursor, busy_timeout_ms)
             cursor.execute("PRAGMA synchronous=NORMAL")
         finally:
             cursor.close()
 
     return on_connect
+
+
+def _switch_to_wal(dbapi_connection: Any, cursor: Any, busy_timeout_ms: int) -> None:
+    """Put the file in WAL mode, waiting up to `busy_timeout_ms` for another writer.
+
+    A file already in WAL needs no lock. A new file does, and SQLite answers "database is
+    locked" at once, without its busy handler, when another connection holds the write lock
+    (waiting could deadlock): replicas starting together on a new file, one of them
+    migrating. So the switch is retried here, sleeping on the event loop so that the writer
+    holding the lock can finish.
+    """
+    cursor.execute("PRAGMA journal_mode")
+    if str(cursor.fetchone()[0]).lower() == "wal":
+        return
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    delay_s = 0.01
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay_s > deadline:
+                raise
+        dbapi_connection.run_async(lambda _driver, pause=delay_s: asyncio.sleep(pause))
+        delay_s = min(delay_s * 2, 0.25)
 
 
 def _sqlite_on_begin(connection: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,32 @@ async def test_concurrent_start_ups_migrate_once_without_errors(database_url: st
     await asyncio.gather(*(upgrade(database_url) for _ in range(3)))
     assert await current_revision(database_url) == head()
     assert await _tables(database_url) == TABLES
+
+
+async def test_a_new_sqlite_file_waits_for_a_writer_before_switching_to_wal(
+    tmp_path: Path,
+) -> None:
+    # On a new file SQLite refuses the switch to WAL at once, busy handler or not, while
+    # another connection holds the write lock: the engine must wait for it, not fail.
+    path = tmp_path / "new.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("CREATE TABLE t (x INTEGER)")
+    engine = make_engine(f"sqlite+aiosqlite:///{path}")
+
+    async def connect() -> str:
+        async with engine.connect() as conn:
+            return (await conn.execute(text("PRAGMA journal_mode"))).scalar_one()
+
+    try:
+        waiting = asyncio.create_task(connect())
+        await asyncio.sleep(0.3)
+        assert not waiting.done()
+        writer.execute("COMMIT")
+        assert await asyncio.wait_for(waiting, 10) == "wal"
+    finally:
+        writer.close()
+        await engine.dispose()
 
 
 async def test_models_and_migrations_describe_the_same_schema(database_url: str) -> None:
