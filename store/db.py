@@ -56,15 +56,12 @@ def _sqlite_on_connect(busy_timeout_ms: int) -> Callable[[Any, Any], None]:
 def _switch_to_wal(dbapi_connection: Any, cursor: Any, busy_timeout_ms: int) -> None:
     """Put the file in WAL mode, waiting up to `busy_timeout_ms` for another writer.
 
-    A file already in WAL needs no lock. A new file does, and SQLite answers "database is
-    locked" at once, without its busy handler, when another connection holds the write lock
-    (waiting could deadlock): replicas starting together on a new file, one of them
-    migrating. So the switch is retried here, sleeping on the event loop so that the writer
-    holding the lock can finish.
+    On a file already in WAL the switch takes no lock and succeeds at once. On a new file it
+    does, and SQLite answers "database is locked" at once, without its busy handler, when
+    another connection holds the write lock (waiting could deadlock): replicas starting
+    together on a new file, one of them migrating. So the switch is retried here, sleeping
+    on the event loop so that the writer holding the lock can finish.
     """
-    cursor.execute("PRAGMA journal_mode")
-    if str(cursor.fetchone()[0]).lower() == "wal":
-        return
     deadline = time.monotonic() + busy_timeout_ms / 1000
     delay_s = 0.01
     while True:
