@@ -58,9 +58,10 @@ def test_every_stage_is_a_folder_and_the_json_line_adds_up(run, tiny_model_dir):
     assert line["record"]["prompts"] == line["record"]["loops"] == 5
     assert line["export"]["loops_read"] == 5
     assert sum(line["export"]["sft"].values()) == line["export"]["prompts"]
-    # a random model's text drops the task, so no variant of it holds
+    # a random model's text drops the task, so no variant of it holds and none is recovered
     assert line["variants"] == {"rows": line["export"]["sft"]["train"], "variants": 0,
-                                "answers_changed_in_code": 0, "relabelled": 0}
+                                "answers_changed_in_code": 0, "relabelled": 0,
+                                "recovered": 0, "recovered_answers": 0}
     assert line["sft"]["steps"] == 2 and line["gspo"]["steps"] == 1
     assert line["gspo"]["per_step"]["step"] == [1]
     assert line["gspo"]["reward_stats"]["scored"] == 2  # one group of G = 2
@@ -85,7 +86,9 @@ def test_every_stage_is_a_folder_and_the_json_line_adds_up(run, tiny_model_dir):
     assert methods["base_direct"]["length_vs_base"] == 1.0
     assert line["evaluation"]["pair_judge"] == {"skipped": "no --pair-judge-url given"}
     assert line["plots"] == ["gspo.png", "heldout_kinds.png"]
-    assert "| base direct |" in (out / "report" / "report.md").read_text()
+    report = (out / "report" / "report.md").read_text()
+    assert "| base direct |" in report
+    assert "; 0 from 0 recorded answers export left out" in report
     # what is served as "trained" is what SFT and GSPO wrote, not the base weights
     trained = (out / "gspo" / "final" / "model.safetensors").read_bytes()
     assert trained != (tiny_model_dir / "model.safetensors").read_bytes()

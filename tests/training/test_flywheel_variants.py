@@ -1,12 +1,13 @@
 """More SFT rows from each kept loop: every variant's answer passes every check its own request
 states, its requirements are said by training templates only, every second one adds a
 requirement, made in code or met by the answer as it stands, and the export's held-out split
-is left as it was."""
+is left as it was. A recorded answer export left out gives rows asking only what it meets."""
 
 from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from training.data.dataset import VERSION, content_hash, read_rows, write_jsonl
 from training.data.prompts import Prompt, generate
 from training.data.requirements.catalog import catalog
 from training.data.rows import query_id
-from training.flywheel.variants import MADE_IN_CODE, variants, write_sft_data
+from training.flywheel.variants import MADE_IN_CODE, recoverable, variants, write_sft_data
 from training.rewards.task import drops_task
 
 DATA = catalog()
@@ -134,7 +135,8 @@ def test_the_sft_data_holds_the_export_and_its_variants(kept, tmp_path: Path):
     assert rows[:10] == read_rows(str(export), "sft", "train")
     assert counts == {"rows": 10, "variants": len(rows) - 10,
                       "answers_changed_in_code": counts["answers_changed_in_code"],
-                      "relabelled": counts["relabelled"]}
+                      "relabelled": counts["relabelled"], "recovered": 0,
+                      "recovered_answers": 0}
     assert 25 <= counts["variants"] <= 40 and counts["answers_changed_in_code"] >= 5
     assert counts["relabelled"] >= 3
     assert read_rows(str(tmp_path / "out"), "sft", "holdout") == \
@@ -155,3 +157,62 @@ def test_no_variants_copies_the_export(kept, tmp_path: Path):
     assert counts["variants"] == 0
     assert read_rows(str(tmp_path / "out"), "sft", "train") == \
         read_rows(str(export), "sft", "train")
+
+
+def raw(prompt: Prompt) -> str:
+    """An answer on the prompt's topic before any change made for its checks."""
+    task = TASKS[prompt.task_id]
+    return (f"This note is about {' '.join(task.keywords)}. The {task.keywords[0]} matters to "
+            "everyone here.")
+
+
+def test_a_recorded_answer_that_missed_checks_keeps_only_those_it_met(kept):
+    tried = 0
+    for prompt, _ in kept:
+        text = raw(prompt)
+        outcomes = [o.passed for o in run_checks(text, prompt.run_checks())]
+        asked = recoverable(prompt, {"text": text, "finish_reason": "stop"})
+        if asked is None or all(outcomes):
+            continue
+        tried += 1
+        met = [c for c, ok in zip(prompt.checks, outcomes, strict=True) if ok]
+        assert met == list(asked.checks)
+        assert all(o.passed for o in run_checks(text, asked.run_checks()))
+    assert tried >= 10
+
+
+@pytest.mark.parametrize("row", [
+    {"text": "A long note about the sea that stops in the middle of a", "finish_reason": "length"},
+    {"text": "", "finish_reason": "stop"},
+    {"text": "The sea is blue. " * 40, "finish_reason": "stop"},
+    {"text": "x", "finish_reason": "stop", "error": "upstream timed out"},
+])
+def test_a_cut_looping_empty_or_failed_answer_is_not_recovered(kept, row):
+    assert recoverable(kept[0][0], row) is None
+
+
+def test_recorded_answers_export_left_out_add_rows_that_meet_their_requests(kept, tmp_path):
+    export = exported(tmp_path / "export", kept[:12], holdout=2)
+    left_out = [p for p, _ in kept[12:40]]
+    recorded = {p.id: {"text": raw(p), "finish_reason": "stop",
+                       "reflection": {"loop_id": f"loop-{p.id}"}} for p in left_out}
+    recorded[kept[0][0].id] = {"text": kept[0][1], "finish_reason": "stop"}   # held out
+    recorded[left_out[0].id]["finish_reason"] = "length"
+    counts = write_sft_data(tmp_path / "out", export, [p for p, _ in kept], 4, seed=0,
+                            recorded=recorded)
+    rows = read_rows(str(tmp_path / "out"), "sft", "train")
+    got = [r for r in rows if "recovered_from" in r]
+    assert counts["recovered"] == len(got) >= 20
+    assert counts["recovered_answers"] == len({r["recovered_from"] for r in got})
+    assert {r["recovered_from"] for r in got} <= {p.id for p in left_out[1:]}
+    assert max(Counter(r["recovered_from"] for r in got).values()) <= 2
+    assert len(rows) == 10 + counts["variants"] + counts["recovered"]
+    queries = [r["prompt"][0]["content"] for r in rows]
+    assert len(set(queries)) == len(queries)
+    by_id = {p.id: p for p in left_out}
+    for row in got:
+        prompt = by_id[row["recovered_from"]]
+        assert row["loop_id"] == f"loop-{prompt.id}"
+        assert row["prompt"][0]["content"] != prompt.query
+        answer = row["completion"][0]["content"]
+        assert drops_task(answer, row["prompt"][0]["content"], prompt.run_checks()) is None

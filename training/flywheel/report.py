@@ -113,6 +113,7 @@ def markdown(data: dict[str, Any], evaluation: dict[str, Any],
         f"{pair['failed']} without a verdict; wins + half ties {_f(pair['win_rate'])} "
         f"({pair['judge']})")]
     record, sft, gspo = data["record"], data["sft"], data["gspo"]
+    more = data.get("variants") or {}
     lines += ["", "Training:", "",
               f"- record: {record.get('prompts')} loops, draft / answer prompt pass "
               f"{_f(record.get('draft_prompt_pass_rate'))} / "
@@ -120,11 +121,11 @@ def markdown(data: dict[str, Any], evaluation: dict[str, Any],
               f"{record.get('answer_is_another_text')} answers another text than the draft",
               f"- export: {data['export'].get('prompts')} prompts, "
               f"{data['export'].get('gained')} loops gained on their draft",
-              f"- variants: {(data.get('variants') or {}).get('variants')} more SFT rows, "
-              f"{(data.get('variants') or {}).get('answers_changed_in_code')} of them with a "
-              "requirement met on the answer in code, "
-              f"{(data.get('variants') or {}).get('relabelled')} with one the answer met as it "
-              "stood",
+              f"- variants: {more.get('variants')} more SFT rows, "
+              f"{more.get('answers_changed_in_code')} of them with a requirement met on the "
+              f"answer in code, {more.get('relabelled')} with one the answer met as it stood"
+              + (f"; {more['recovered']} from {more['recovered_answers']} recorded answers "
+                 "export left out" if "recovered" in more else ""),
               f"- sft: {sft.get('steps')} steps, held-out loss "
               f"{_f((sft.get('holdout_loss') or {}).get('before'))} → "
               f"{_f((sft.get('holdout_loss') or {}).get('after'))}",

@@ -49,10 +49,12 @@ def _record(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
 
 
 def _sft_data(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
+    from training.flywheel.asking import read_rows
     from training.flywheel.variants import write_sft_data
 
     counts = write_sft_data(work, run / "export", load(run / "prompts" / "train.jsonl"),
-                            config.variants, config.seed)
+                            config.variants, config.seed,
+                            recorded=read_rows(run / "record" / "answers.jsonl"))
     print(json.dumps({"out": str(run / "sft-data"), **counts}))
 
 

@@ -8,18 +8,23 @@ or closing phrase, case, quotes, no commas, a title, a P.S. ...), made on the an
 code makes that the answer as it stands happens to meet (a word or paragraph count, a word it
 uses or avoids...: the request is relabelled to what the answer does). Half the variants thus
 show a whole-text change (case, quotes, a closing phrase) that a draft seldom makes itself.
-A variant is kept only when its answer passes every check of its request and does not drop
-the task; held-out templates and tasks are never used, and the held-out SFT split is left as
-export wrote it.
+A recorded answer export left out because it missed some of its request's checks gives rows
+too, when it ended before the token limit, holds the task and does not loop: its requests keep
+the checks it passed and each adds one requirement (made in code, met as it stands, made in
+code), so the model sees many more answers of its own that end in time, each under a request
+it meets. A variant is kept only when its answer passes every check of its request and does
+not drop the task; held-out templates and tasks are never used, and the held-out SFT split is
+left as export wrote it.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from loops.answer import looping
 from rubrics.checks.kinds import KINDS
 from rubrics.checks.run import conform, run_checks
 from training.data.dataset import KINDS as DATA_KINDS
@@ -34,6 +39,7 @@ from training.stages.checkpoints import write_json
 MADE_IN_CODE = tuple(sorted(k for k, v in KINDS.items() if v.conform is not None))
 TRIES = 8   # draws of a variant before the row settles for fewer
 ADDED = ("made", None, "made", "met")   # what the variants of a row add, in turn
+RECOVERED = ("made", "met", "made")     # what the rows of a recovered answer add, in turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,23 +108,62 @@ def variant(prompt: Prompt, answer: str, add: str | None, data: Catalog, rng: ra
     return Variant(query, text, tuple(c for _, c in said))
 
 
-def variants(prompt: Prompt, answer: str, count: int, data: Catalog,
-             rng: random.Random) -> list[Variant]:
-    """Up to `count` variants of a kept (request, answer), each with its own request."""
+def variants(prompt: Prompt, answer: str, count: int, data: Catalog, rng: random.Random,
+             slots: tuple[str | None, ...] = ADDED) -> list[Variant]:
+    """Up to `count` variants of a kept (request, answer), each with its own request; the
+    i-th adds `slots[i % len(slots)]`."""
     out: dict[str, Variant] = {}
     for _ in range(count * TRIES):
         if len(out) == count:
             break
-        made = variant(prompt, answer, add=ADDED[len(out) % len(ADDED)], data=data, rng=rng)
+        made = variant(prompt, answer, add=slots[len(out) % len(slots)], data=data, rng=rng)
         if made is not None and made.query not in out:
             out[made.query] = made
     return list(out.values())
 
 
+def recoverable(prompt: Prompt, row: dict[str, Any]) -> Prompt | None:
+    """`prompt` asking only what the recorded answer `row` meets, when the answer ended before
+    the token limit, holds the task and does not loop; else None."""
+    text = row.get("text") or ""
+    if row.get("error") or row.get("finish_reason") == "length" or not text or looping(text):
+        return None
+    if drops_task(text, prompt.query, prompt.run_checks()) is not None:
+        return None
+    outcomes = run_checks(text, prompt.run_checks())
+    return replace(prompt, checks=tuple(c for c, o in zip(prompt.checks, outcomes, strict=True)
+                                        if o.passed))
+
+
+def _recovered(recorded: dict[str, dict[str, Any]], prompts: list[Prompt], seen: set[str],
+               count: int, data: Catalog, rng: random.Random) -> list[dict[str, Any]]:
+    """Rows from the recorded answers export left out, `count` at most from each."""
+    made = []
+    for prompt in prompts:
+        row = recorded.get(prompt.id)
+        asked = recoverable(prompt, row) if row and prompt.query not in seen else None
+        if asked is None:
+            continue
+        for one in variants(asked, row["text"], count, data, rng, slots=RECOVERED):
+            if one.query in seen:
+                continue
+            seen.add(one.query)
+            messages = [{"role": "user", "content": one.query}]
+            made.append({"id": query_id(messages),
+                         "loop_id": (row.get("reflection") or {}).get("loop_id"),
+                         "prompt": messages,
+                         "completion": [{"role": "assistant", "content": one.answer}],
+                         "score": None, "recovered_from": prompt.id})
+    return made
+
+
 def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
-                   seed: int) -> dict[str, Any]:
+                   seed: int, recorded: dict[str, dict[str, Any]] | None = None
+                   ) -> dict[str, Any]:
     """A copy of the export at `out` whose sft/train.jsonl also holds `count` variants of
-    each row whose request is one of `prompts`; returns the variant counts."""
+    each row whose request is one of `prompts`, and `count // 2` rows from each recorded
+    answer (`recorded`, by prompt id) that export left out and that `recoverable` takes;
+    returns the counts."""
     data = catalog()
     by_query = {p.query: p for p in prompts}
     rng = random.Random(f"redraft-variants/{seed}")
@@ -143,16 +188,19 @@ def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
             made.append({**row, "id": query_id(messages), "prompt": messages,
                          "completion": [{"role": "assistant", "content": one.answer}],
                          "variant_of": row["id"]})
+    recovered = _recovered(recorded or {}, prompts, seen, count // 2, data, rng)
     for kind in DATA_KINDS:
         for split in SPLITS:
-            extra = made if (kind, split) == ("sft", "train") else []
+            extra = made + recovered if (kind, split) == ("sft", "train") else []
             write_jsonl(out / kind / f"{split}.jsonl",
                         read_rows(str(export), kind, split) + extra)
     counts = {"rows": len(rows), "variants": len(made), "answers_changed_in_code": added,
-              "relabelled": relabelled}
+              "relabelled": relabelled, "recovered": len(recovered),
+              "recovered_answers": len({r["recovered_from"] for r in recovered})}
     manifest = read_manifest(str(export))
-    manifest["counts"] = {**manifest["counts"], "sft": {
-        **manifest["counts"]["sft"], "train": len(rows) + len(made)}, "variants": counts}
+    train = len(rows) + len(made) + len(recovered)
+    manifest["counts"] = {**manifest["counts"], "sft": {**manifest["counts"]["sft"],
+                                                        "train": train}, "variants": counts}
     manifest["content_hash"] = content_hash(out)
     write_json(out / "manifest.json", manifest)
     return counts
