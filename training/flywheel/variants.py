@@ -122,15 +122,22 @@ def variants(prompt: Prompt, answer: str, count: int, data: Catalog, rng: random
     return list(out.values())
 
 
+def _sft_row(base: dict[str, Any], one: Variant, **more: Any) -> dict[str, Any]:
+    """An SFT row holding `one`'s request and answer, with `base`'s other fields."""
+    messages = [{"role": "user", "content": one.query}]
+    return {**base, "id": query_id(messages), "prompt": messages,
+            "completion": [{"role": "assistant", "content": one.answer}], **more}
+
+
 def recoverable(prompt: Prompt, row: dict[str, Any]) -> Prompt | None:
     """`prompt` asking only what the recorded answer `row` meets, when the answer ended before
     the token limit, holds the task and does not loop; else None."""
-    text = row.get("text") or ""
+    text, checks = row.get("text") or "", prompt.run_checks()
     if row.get("error") or row.get("finish_reason") == "length" or not text or looping(text):
         return None
-    if drops_task(text, prompt.query, prompt.run_checks()) is not None:
+    if drops_task(text, prompt.query, checks) is not None:
         return None
-    outcomes = run_checks(text, prompt.run_checks())
+    outcomes = run_checks(text, checks)
     return replace(prompt, checks=tuple(c for c, o in zip(prompt.checks, outcomes, strict=True)
                                         if o.passed))
 
@@ -148,12 +155,8 @@ def _recovered(recorded: dict[str, dict[str, Any]], prompts: list[Prompt], seen:
             if one.query in seen:
                 continue
             seen.add(one.query)
-            messages = [{"role": "user", "content": one.query}]
-            made.append({"id": query_id(messages),
-                         "loop_id": (row.get("reflection") or {}).get("loop_id"),
-                         "prompt": messages,
-                         "completion": [{"role": "assistant", "content": one.answer}],
-                         "score": None, "recovered_from": prompt.id})
+            made.append(_sft_row({"loop_id": (row.get("reflection") or {}).get("loop_id"),
+                                  "score": None}, one, recovered_from=prompt.id))
     return made
 
 
@@ -182,12 +185,9 @@ def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
             if one.query in seen:
                 continue
             seen.add(one.query)
-            messages = [{"role": "user", "content": one.query}]
             added += one.answer != answer
             relabelled += any(c.kind not in MADE_IN_CODE for c in one.checks[len(prompt.checks):])
-            made.append({**row, "id": query_id(messages), "prompt": messages,
-                         "completion": [{"role": "assistant", "content": one.answer}],
-                         "variant_of": row["id"]})
+            made.append(_sft_row(row, one, variant_of=row["id"]))
     recovered = _recovered(recorded or {}, prompts, seen, count // 2, data, rng)
     for kind in DATA_KINDS:
         for split in SPLITS:
