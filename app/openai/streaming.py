@@ -19,6 +19,7 @@ from starlette.types import Receive, Scope, Send
 T = TypeVar("T")
 
 DONE = b"data: [DONE]\n\n"
+CLIENT_GONE = 499   # the status an access log gives a request whose client left (nginx's)
 
 
 def sse(payload: dict[str, Any]) -> bytes:
@@ -37,8 +38,14 @@ async def _wait_disconnect(receive: Receive) -> None:
             return
 
 
+class ClientGone(Exception):
+    """The client disconnected before its answer was ready; the work it started is cancelled.
+    Nobody reads the reply, so it is no server error: the access log says 499."""
+
+
 async def cancel_on_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) -> T:
-    """Run `work` in this task; if the client disconnects first, cancel it (CancelledError)."""
+    """Run `work` in this task; if the client disconnects first, cancel it and raise
+    ClientGone. A cancellation from elsewhere (a shutdown) stays a CancelledError."""
     current = asyncio.current_task()
     assert current is not None
 
@@ -49,6 +56,11 @@ async def cancel_on_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) -
     watcher = asyncio.ensure_future(watch())
     try:
         return await work
+    except asyncio.CancelledError:
+        # ours alone: the watcher fired and no other cancel request is pending
+        if watcher.done() and not watcher.cancelled() and current.uncancel() == 0:
+            raise ClientGone from None
+        raise
     finally:
         watcher.cancel()
 
