@@ -45,20 +45,18 @@ async def serve(request: Request, principal: Principal, *, stream: bool,
                 ) -> Response:
     """Answer JSON from `complete()` or SSE from `open_stream()`, under the caller's permit."""
     permit = await request.app.state.services.limiter.acquire(principal.key_id)
-    if stream:
-        try:
-            events = await cancel_on_disconnect(request.receive, open_stream())
-        except ClientGone:
-            await permit.release()
-            return Response(status_code=CLIENT_GONE)
-        except BaseException:
-            await permit.release()
-            raise
-        return EventStream(events, on_close=permit.release)
     try:
-        result = await cancel_on_disconnect(request.receive, complete())
+        if stream:
+            try:
+                events = await cancel_on_disconnect(request.receive, open_stream())
+            except BaseException:
+                await permit.release()
+                raise
+            return EventStream(events, on_close=permit.release)
+        try:
+            result = await cancel_on_disconnect(request.receive, complete())
+        finally:
+            await permit.release()
     except ClientGone:
         return Response(status_code=CLIENT_GONE)
-    finally:
-        await permit.release()
     return Response(orjson.dumps(result), media_type="application/json")

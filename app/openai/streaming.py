@@ -48,17 +48,20 @@ async def cancel_on_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) -
     ClientGone. A cancellation from elsewhere (a shutdown) stays a CancelledError."""
     current = asyncio.current_task()
     assert current is not None
+    left = False
 
     async def watch() -> None:
+        nonlocal left
         await _wait_disconnect(receive)
+        left = True
         current.cancel("client disconnected")
 
     watcher = asyncio.ensure_future(watch())
     try:
         return await work
     except asyncio.CancelledError:
-        # ours alone: the watcher fired and no other cancel request is pending
-        if watcher.done() and not watcher.cancelled() and current.uncancel() == 0:
+        # ours alone: the client left and no other cancel request is pending
+        if left and current.uncancel() == 0:
             raise ClientGone from None
         raise
     finally:
