@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from rubrics.checks import KINDS, Check, run_checks
 from tests.training.requirement_texts import satisfy
 from training.data import prompts as generator
 from training.data.prompts import Prompt, generate, load, main, manifest
-from training.data.requirements.catalog import SPLITS, catalog
+from training.data.requirements.catalog import SPLITS, Template, catalog, split_templates
 from training.data.requirements.draw import KIND_WEIGHTS, draw_params, spell
 from training.data.requirements.rules import (
     KIND_CONFLICTS,
@@ -97,6 +98,21 @@ def test_held_out_prompts_share_no_task_and_no_template_with_training(prompt_set
     assert not [(a, b) for a in texts["heldout"] for b in texts["train"] if a in b or b in a]
     train_queries = "\n".join(p.query.casefold() for p in train)
     assert not [c.quote for p in heldout for c in p.checks if c.quote.casefold() in train_queries]
+
+
+def test_a_template_marked_train_only_is_never_held_out_and_moves_no_other() -> None:
+    data = catalog()
+    unmarked = [t for split in SPLITS for kind in data.templates[split].values() for t in kind
+                if not t.train_only]
+    assert [t for kind in data.templates["heldout"].values() for t in kind if t.train_only] == []
+    added = Template(id="uppercase.99", kind="uppercase", group="plain", at="end",
+                     text="Capitals, please.", train_only=True)
+    before, after = split_templates(unmarked), split_templates([*unmarked, added])
+    assert after["heldout"] == before["heldout"]
+    assert after["train"]["uppercase"] == (*before["train"]["uppercase"], added)
+    # unmarked, the same template takes part in the draw and moves the held-out split
+    moved = split_templates([*unmarked, replace(added, train_only=False)])
+    assert moved["heldout"] != before["heldout"]
 
 
 def test_sizes_and_manifest_counts(prompt_set) -> None:

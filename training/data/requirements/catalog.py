@@ -42,6 +42,7 @@ class Template:
     group: str   # which parameters it states: a relation, "present", "divider" or "plain"
     at: str      # "end" (a sentence after the task), "start" (before it), "paren" (inside it)
     text: str    # slots: {n} {upper} {times} {word} {phrase} {marker} {letter} {language}
+    train_only: bool = False   # added after the split was drawn: training only, outside the draw
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +85,14 @@ def split_tasks(tasks: list[Task]) -> dict[Split, tuple[Task, ...]]:
 
 
 def split_templates(templates: list[Template]) -> dict[Split, dict[str, tuple[Template, ...]]]:
-    """Each (kind, group)'s templates split, so both sides state every kind and relation."""
+    """Each (kind, group)'s templates split, so both sides state every kind and relation.
+    Templates marked `train_only` go to training and take no part in the draw, so adding one
+    leaves the held-out templates (and so the held-out prompts) as they were."""
     rng = random.Random(SPLIT_SEED + 1)
     by_group: dict[tuple[str, str], list[str]] = defaultdict(list)
     for template in templates:
-        by_group[(template.kind, template.group)].append(template.id)
+        if not template.train_only:
+            by_group[(template.kind, template.group)].append(template.id)
     held = set().union(*(_held_out(ids, HELDOUT_TEMPLATES, rng)
                          for _, ids in sorted(by_group.items())))
     out: dict[Split, dict[str, tuple[Template, ...]]] = {}
