@@ -17,7 +17,8 @@ from training.data.dataset import VERSION, content_hash, read_rows, write_jsonl
 from training.data.prompts import Prompt, generate
 from training.data.requirements.catalog import catalog
 from training.data.rows import query_id
-from training.flywheel.variants import MADE_IN_CODE, recoverable, variants, write_sft_data
+from training.flywheel.variants import (CASES, MADE_IN_CODE, recoverable, variants,
+                                        write_sft_data)
 from training.rewards.task import drops_task
 
 DATA = catalog()
@@ -46,12 +47,17 @@ def kept() -> list[tuple[Prompt, str]]:
     return pairs
 
 
+def drawn(prompt: Prompt, answer: str, count: int, rng: random.Random) -> list:
+    """The variants of the slots, without the case twins they bring along."""
+    return [one for one in variants(prompt, answer, count, DATA, rng) if not one.twin]
+
+
 def test_every_variant_asks_anew_and_its_answer_meets_all_it_asks(kept):
     rng = random.Random(0)
     train_templates = {t.id for ts in DATA.templates["train"].values() for t in ts}
     made = 0
     for prompt, answer in kept:
-        for one in variants(prompt, answer, 3, DATA, rng):
+        for one in drawn(prompt, answer, 3, rng):
             made += 1
             assert one.query != prompt.query
             assert {c.template for c in one.checks} <= train_templates
@@ -70,7 +76,7 @@ def test_the_first_and_third_variants_add_a_requirement_met_in_code(kept):
     rng = random.Random(1)
     added = changed = 0
     for prompt, answer in kept:
-        for i, one in enumerate(variants(prompt, answer, 3, DATA, rng)):
+        for i, one in enumerate(drawn(prompt, answer, 3, rng)):
             extra = one.checks[len(prompt.checks):]
             assert len(extra) == (0 if i == 1 else 1)
             if extra:
@@ -86,14 +92,50 @@ def test_every_fourth_variant_adds_a_requirement_the_answer_meets_as_it_stands(k
     rng = random.Random(2)
     met: list[str] = []
     for prompt, answer in kept:
-        made = variants(prompt, answer, 4, DATA, rng)
-        for i, one in enumerate(made):
+        for i, one in enumerate(drawn(prompt, answer, 4, rng)):
             extra = one.checks[len(prompt.checks):]
             if i == 3:
                 assert len(extra) == 1 and extra[0].kind not in MADE_IN_CODE
                 assert one.answer == answer   # relabelled: no change made to the answer
                 met.append(extra[0].kind)
     assert len(met) >= len(kept) // 4 and len(set(met)) >= 3, met
+
+
+def test_a_variant_asking_for_a_case_comes_with_its_twin_asking_for_the_other(kept):
+    rng = random.Random(3)
+    train_templates = {t.id: t for ts in DATA.templates["train"].values() for t in ts}
+    pairs = worded_alike = 0
+    for prompt, answer in kept:
+        made = variants(prompt, answer, 4, DATA, rng)
+        for one, after in zip(made, made[1:]):
+            case = [c for c in one.checks[len(prompt.checks):] if c.kind in CASES]
+            if one.twin or not case or not after.twin:
+                continue
+            pairs += 1
+            turned = next(c for c in after.checks if c.kind in CASES)
+            assert turned.kind == CASES[case[0].kind]
+            # the rest of the request is said word for word alike
+            assert [c for c in after.checks if c.kind not in CASES] == \
+                [c for c in one.checks if c.kind not in CASES]
+            assert after.query.replace(turned.quote, case[0].quote) == one.query
+            assert after.answer == (after.answer.upper() if turned.kind == "uppercase"
+                                    else after.answer.lower())
+            checks = [c.check() for c in after.checks]
+            assert all(o.passed for o in run_checks(after.answer, checks))
+            worded_alike += train_templates[case[0].template].twin == turned.template
+    assert pairs >= 5 and worded_alike >= pairs // 2, (pairs, worded_alike)
+
+
+def test_every_twin_template_is_a_training_one_of_the_other_case_at_the_same_place():
+    templates = {t.id: t for split in DATA.templates.values() for ts in split.values()
+                 for t in ts}
+    twinned = [t for t in templates.values() if t.twin]
+    assert len(twinned) >= 20
+    for t in twinned:
+        other = templates[t.twin]
+        assert other.twin == t.id and other.at == t.at and CASES[t.kind] == other.kind
+        assert other in DATA.templates["train"][other.kind] and \
+            t in DATA.templates["train"][t.kind]
 
 
 def test_an_answer_that_fails_its_request_gives_no_variant(kept):
@@ -135,9 +177,10 @@ def test_the_sft_data_holds_the_export_and_its_variants(kept, tmp_path: Path):
     assert rows[:10] == read_rows(str(export), "sft", "train")
     assert counts == {"rows": 10, "variants": len(rows) - 10,
                       "answers_changed_in_code": counts["answers_changed_in_code"],
-                      "relabelled": counts["relabelled"], "recovered": 0,
-                      "recovered_answers": 0}
-    assert 25 <= counts["variants"] <= 40 and counts["answers_changed_in_code"] >= 5
+                      "relabelled": counts["relabelled"], "twins": counts["twins"],
+                      "recovered": 0, "recovered_answers": 0}
+    assert 25 <= counts["variants"] - counts["twins"] <= 40
+    assert counts["answers_changed_in_code"] >= 5 and 1 <= counts["twins"] <= 10
     assert counts["relabelled"] >= 3
     assert read_rows(str(tmp_path / "out"), "sft", "holdout") == \
         read_rows(str(export), "sft", "holdout")
@@ -205,7 +248,8 @@ def test_recorded_answers_export_left_out_add_rows_that_meet_their_requests(kept
     assert counts["recovered"] == len(got) >= 20
     assert counts["recovered_answers"] == len({r["recovered_from"] for r in got})
     assert {r["recovered_from"] for r in got} <= {p.id for p in left_out[1:]}
-    assert max(Counter(r["recovered_from"] for r in got).values()) <= 2
+    assert max(Counter(r["recovered_from"] for r in got if not r.get("twin")).values()) <= 2
+    assert any(r.get("twin") for r in got)
     assert len(rows) == 10 + counts["variants"] + counts["recovered"]
     queries = [r["prompt"][0]["content"] for r in rows]
     assert len(set(queries)) == len(queries)

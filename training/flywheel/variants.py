@@ -12,9 +12,12 @@ A recorded answer export left out because it missed some of its request's checks
 too, when it ended before the token limit, holds the task and does not loop: its requests keep
 the checks it passed and each adds one requirement (made in code, met as it stands, made in
 code), so the model sees many more answers of its own that end in time, each under a request
-it meets. A variant is kept only when its answer passes every check of its request and does
-not drop the task; held-out templates and tasks are never used, and the held-out SFT split is
-left as export wrote it.
+it meets. A variant that asks for lower case or capitals comes with its twin: the same request
+with the direction turned (said by the template's twin, worded alike but for that word, where
+it has one) and the answer made the other way in code, so the direction is the one thing the
+two rows differ in. A variant is kept only when its answer passes every check of its request
+and does not drop the task; held-out templates and tasks are never used, and the held-out SFT
+split is left as export wrote it.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ MADE_IN_CODE = tuple(sorted(k for k, v in KINDS.items() if v.conform is not None
 TRIES = 8   # draws of a variant before the row settles for fewer
 ADDED = ("made", None, "made", "met")   # what the variants of a row add, in turn
 RECOVERED = ("made", "met", "made")     # what the rows of a recovered answer add, in turn
+CASES = {"lowercase": "uppercase", "uppercase": "lowercase"}   # kind -> its twin's kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,7 @@ class Variant:
     query: str
     answer: str
     checks: tuple[PromptCheck, ...]   # what the query asks, each with the template saying it
+    twin: bool = False   # another variant's request with the case turned the other way
 
 
 def _resaid(prompt: Prompt, task: Task, data: Catalog, rng: random.Random
@@ -97,10 +102,17 @@ def variant(prompt: Prompt, answer: str, add: str | None, data: Catalog, rng: ra
         if extra is None:
             return None
         said.append(extra)
+    return _held(task, prompt.query, answer, said, made=add == "made")
+
+
+def _held(task: Task, asked: str, answer: str, said: list[tuple[Template, PromptCheck]],
+          made: bool) -> Variant | None:
+    """The variant stating `said` with `answer` (changed in code to meet them when `made`),
+    or None when its request is `asked`'s or its answer misses a check or drops the task."""
     checks = [c.check() for _, c in said]
-    text = conform(answer, checks)[0] if add == "made" else answer
+    text = conform(answer, checks)[0] if made else answer
     query = assemble(task, [(t.at, c.quote) for t, c in said])
-    if query == prompt.query or not all(o.passed for o in run_checks(text, checks)):
+    if query == asked or not all(o.passed for o in run_checks(text, checks)):
         return None
     # the model's own words must hold the task: a phrase made in code can name the topic
     if any(drops_task(t, query, checks) is not None for t in {answer, text}):
@@ -108,25 +120,56 @@ def variant(prompt: Prompt, answer: str, add: str | None, data: Catalog, rng: ra
     return Variant(query, text, tuple(c for _, c in said))
 
 
+def twin(prompt: Prompt, one: Variant, data: Catalog, rng: random.Random) -> Variant | None:
+    """`one` asking for the other case: the case requirement it adds to `prompt`'s said by its
+    template's twin (or, where that has none, by a training template of the other kind at the
+    same place) and its answer made so in code; None when `one` adds no case requirement or
+    the twin does not hold. (A case the prompt itself asks for is never turned, so its rows
+    are not doubled.)"""
+    at = next((i for i, c in enumerate(one.checks)
+               if c.kind in CASES and i >= len(prompt.checks)), None)
+    task = next((t for t in data.tasks["train"] if t.id == prompt.task_id), None)
+    if at is None or task is None:
+        return None
+    by_id = {t.id: t for ts in data.templates["train"].values() for t in ts}
+    said = [(by_id[c.template], c) for c in one.checks]
+    old, kind = said[at][0], CASES[one.checks[at].kind]
+    options = [t for t in data.templates["train"][kind] if t.id == old.twin] or [
+        t for t in data.templates["train"][kind] if t.at == old.at]
+    new = rng.choice(options)
+    params = one.checks[at].params
+    said[at] = (new, PromptCheck(kind, params, new.id, render(new, params, data.phrases, rng)))
+    made = _held(task, one.query, one.answer, said, made=True)
+    return replace(made, twin=True) if made is not None else None
+
+
 def variants(prompt: Prompt, answer: str, count: int, data: Catalog, rng: random.Random,
              slots: tuple[str | None, ...] = ADDED) -> list[Variant]:
-    """Up to `count` variants of a kept (request, answer), each with its own request; the
-    i-th adds `slots[i % len(slots)]`."""
+    """Up to `count` variants of a kept (request, answer), each with its own request (the
+    i-th adds `slots[i % len(slots)]`), and after each one asking for a case its twin."""
     out: dict[str, Variant] = {}
+    drawn = 0
     for _ in range(count * TRIES):
-        if len(out) == count:
+        if drawn == count:
             break
-        made = variant(prompt, answer, add=slots[len(out) % len(slots)], data=data, rng=rng)
-        if made is not None and made.query not in out:
-            out[made.query] = made
+        made = variant(prompt, answer, add=slots[drawn % len(slots)], data=data, rng=rng)
+        if made is None or made.query in out:
+            continue
+        out[made.query] = made
+        drawn += 1
+        other = twin(prompt, made, data, rng)
+        if other is not None and other.query not in out and other.query != prompt.query:
+            out[other.query] = other
     return list(out.values())
 
 
 def _sft_row(base: dict[str, Any], one: Variant, **more: Any) -> dict[str, Any]:
-    """An SFT row holding `one`'s request and answer, with `base`'s other fields."""
+    """An SFT row holding `one`'s request and answer, with `base`'s other fields (and
+    `"twin": true` when `one` is a case twin)."""
     messages = [{"role": "user", "content": one.query}]
     return {**base, "id": query_id(messages), "prompt": messages,
-            "completion": [{"role": "assistant", "content": one.answer}], **more}
+            "completion": [{"role": "assistant", "content": one.answer}],
+            **({"twin": True} if one.twin else {}), **more}
 
 
 def recoverable(prompt: Prompt, row: dict[str, Any]) -> Prompt | None:
@@ -175,7 +218,7 @@ def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
     seen = {r["prompt"][-1]["content"] for split in SPLITS
             for r in read_rows(str(export), "sft", split)}
     made: list[dict[str, Any]] = []
-    added = relabelled = 0
+    added = relabelled = twins = 0
     for row in rows:
         prompt = by_query.get(row["prompt"][-1]["content"]) if len(row["prompt"]) == 1 else None
         if prompt is None or count == 0:
@@ -186,6 +229,7 @@ def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
                 continue
             seen.add(one.query)
             added += one.answer != answer
+            twins += one.twin
             relabelled += any(c.kind not in MADE_IN_CODE for c in one.checks[len(prompt.checks):])
             made.append(_sft_row(row, one, variant_of=row["id"]))
     recovered = _recovered(recorded or {}, prompts, seen, count // 2, data, rng)
@@ -195,7 +239,7 @@ def write_sft_data(out: Path, export: Path, prompts: list[Prompt], count: int,
             write_jsonl(out / kind / f"{split}.jsonl",
                         read_rows(str(export), kind, split) + extra)
     counts = {"rows": len(rows), "variants": len(made), "answers_changed_in_code": added,
-              "relabelled": relabelled, "recovered": len(recovered),
+              "relabelled": relabelled, "twins": twins, "recovered": len(recovered),
               "recovered_answers": len({r["recovered_from"] for r in recovered})}
     manifest = read_manifest(str(export))
     train = len(rows) + len(made) + len(recovered)

@@ -43,6 +43,7 @@ class Template:
     at: str      # "end" (a sentence after the task), "start" (before it), "paren" (inside it)
     text: str    # slots: {n} {upper} {times} {word} {phrase} {marker} {letter} {language}
     train_only: bool = False   # added after the split was drawn: training only, outside the draw
+    twin: str | None = None    # a template of the opposite kind worded alike but for the direction
 
 
 @dataclass(frozen=True, slots=True)
