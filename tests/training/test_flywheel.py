@@ -60,7 +60,7 @@ def test_every_stage_is_a_folder_and_the_json_line_adds_up(run, tiny_model_dir):
     assert sum(line["export"]["sft"].values()) == line["export"]["prompts"]
     # a random model's text drops the task, so no variant of it holds and none is recovered
     assert line["variants"] == {"rows": line["export"]["sft"]["train"], "variants": 0,
-                                "answers_changed_in_code": 0, "relabelled": 0,
+                                "answers_changed_in_code": 0, "relabelled": 0, "twins": 0,
                                 "recovered": 0, "recovered_answers": 0}
     assert line["sft"]["steps"] == 2 and line["gspo"]["steps"] == 1
     assert line["gspo"]["per_step"]["step"] == [1]

@@ -189,6 +189,10 @@ PICNIC = "Write a short note inviting the team to a picnic on Friday."
     "As an AI language model, I cannot invite the team to a picnic.",
     "I\u2019m sorry, but I won\u2019t do that picnic note.",
     "Sorry, I am not able to fulfill this request about the picnic.",
+    "I'm sorry for any confusion, but as a language learning AI, I'm designed to assist with "
+    "language learning, not with a picnic note.",
+    "i'm sorry for any confusion but as a chatbot designed for work matters i'm not equipped to "
+    "provide a picnic note for friday.",
 ])
 def test_a_refusal_on_the_topic_drops_the_task(text):
     assert drops_task(text, PICNIC, ()) == "refused"
@@ -200,6 +204,8 @@ def test_a_refusal_on_the_topic_drops_the_task(text):
     "I don't have the means to bring chairs, so the picnic on Friday is on blankets.",
     "As an assistant, I booked the park for the team picnic on Friday.",
     "As an AI-powered planner helps the team, the picnic on Friday is set.",
+    "I'm sorry for any confusion about the date: the picnic is on Friday, not Thursday.",
+    "I'm not equipped with a car, so I will walk to the picnic on Friday.",
 ])
 def test_words_of_apology_or_inability_in_the_task_itself_are_no_refusal(text):
     assert drops_task(text, PICNIC, ()) is None

@@ -17,8 +17,7 @@ from training.data.dataset import VERSION, content_hash, read_rows, write_jsonl
 from training.data.prompts import Prompt, generate
 from training.data.requirements.catalog import catalog
 from training.data.rows import query_id
-from training.flywheel.variants import (CASES, MADE_IN_CODE, recoverable, variants,
-                                        write_sft_data)
+from training.flywheel.variants import CASES, MADE_IN_CODE, recoverable, variants, write_sft_data
 from training.rewards.task import drops_task
 
 DATA = catalog()
@@ -107,7 +106,7 @@ def test_a_variant_asking_for_a_case_comes_with_its_twin_asking_for_the_other(ke
     pairs = worded_alike = 0
     for prompt, answer in kept:
         made = variants(prompt, answer, 4, DATA, rng)
-        for one, after in zip(made, made[1:]):
+        for one, after in zip(made, made[1:], strict=False):
             case = [c for c in one.checks[len(prompt.checks):] if c.kind in CASES]
             if one.twin or not case or not after.twin:
                 continue

@@ -42,7 +42,9 @@ _REFUSAL = re.compile(
     rf"|\bi (can ?not|can't|won't|am unable to|'m unable to|am not able to) {_DO}\b"
     r"|\bi (do not|don't) have the capabilit(y|ies)\b"
     rf"|\bi (do not|don't) have the (ability|capacity) to {_DO}\b"
-    r"|\b(unable|not able) to (fulfil+|comply with|assist with|help with) (this|that|your)\b",
+    r"|\b(unable|not able) to (fulfil+|comply with|assist with|help with) (this|that|your)\b"
+    r"|\bi(?:'m| am) sorry for any confusion,? but as an?\b"
+    rf"|\bi(?:'m| am) not (equipped|designed|programmed) to {_DO}\b",
     re.IGNORECASE)
 
 
