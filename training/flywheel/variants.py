@@ -54,11 +54,21 @@ class Variant:
     twin: bool = False   # another variant's request with the case turned the other way
 
 
+def _templates(data: Catalog) -> dict[str, Template]:
+    """The training templates by id."""
+    return {t.id: t for ts in data.templates["train"].values() for t in ts}
+
+
+def _task(prompt: Prompt, data: Catalog) -> Task | None:
+    """`prompt`'s base task when it is a training one."""
+    return next((t for t in data.tasks["train"] if t.id == prompt.task_id), None)
+
+
 def _resaid(prompt: Prompt, task: Task, data: Catalog, rng: random.Random
             ) -> list[tuple[Template, PromptCheck]] | None:
     """The prompt's checks, each said by a training template of its kind and group (at most
     one before the task and one in parentheses); None when a check has no such template."""
-    by_id = {t.id: t for ts in data.templates["train"].values() for t in ts}
+    by_id = _templates(data)
     taken: set[str] = set()
     out = []
     for said in prompt.checks:
@@ -93,7 +103,7 @@ def variant(prompt: Prompt, answer: str, add: str | None, data: Catalog, rng: ra
     """One variant, or None when this draw gives none that holds. `add`: None, or the
     requirement added: "made" (of a kind made in code) or "met" (of another kind, which the
     answer meets as it stands)."""
-    task = next((t for t in data.tasks["train"] if t.id == prompt.task_id), None)
+    task = _task(prompt, data)
     said = _resaid(prompt, task, data, rng) if task is not None else None
     if said is None:
         return None
@@ -128,14 +138,16 @@ def twin(prompt: Prompt, one: Variant, data: Catalog, rng: random.Random) -> Var
     are not doubled.)"""
     at = next((i for i, c in enumerate(one.checks)
                if c.kind in CASES and i >= len(prompt.checks)), None)
-    task = next((t for t in data.tasks["train"] if t.id == prompt.task_id), None)
+    task = _task(prompt, data)
     if at is None or task is None:
         return None
-    by_id = {t.id: t for ts in data.templates["train"].values() for t in ts}
+    by_id = _templates(data)
     said = [(by_id[c.template], c) for c in one.checks]
     old, kind = said[at][0], CASES[one.checks[at].kind]
     options = [t for t in data.templates["train"][kind] if t.id == old.twin] or [
         t for t in data.templates["train"][kind] if t.at == old.at]
+    if not options:
+        return None
     new = rng.choice(options)
     params = one.checks[at].params
     said[at] = (new, PromptCheck(kind, params, new.id, render(new, params, data.phrases, rng)))
@@ -158,7 +170,7 @@ def variants(prompt: Prompt, answer: str, count: int, data: Catalog, rng: random
         out[made.query] = made
         drawn += 1
         other = twin(prompt, made, data, rng)
-        if other is not None and other.query not in out and other.query != prompt.query:
+        if other is not None and other.query not in out:
             out[other.query] = other
     return list(out.values())
 
