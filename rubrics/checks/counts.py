@@ -1,7 +1,9 @@
 """Count kinds: words, Chinese characters, sentences, paragraphs, list items, sections,
-headings, highlighted spans, placeholders and capitalised words, each against a relation. A
-list of the right length in the other style (numbered for bullets, bullets for numbers) is
-restyled as the `conform` of the list kinds."""
+headings, highlighted spans, placeholders and capitalised words, each against a relation.
+Where the words can stay as they are, a count is met by layout alone, as the kind's `conform`:
+a list of the right length in the other style (numbered for bullets, bullets for numbers) is
+restyled, prose sentences are regrouped into as many paragraphs as asked, and sentences are
+put in bold for highlights."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from rubrics.checks.base import (
     COUNT_PROPS,
     CheckKind,
     CheckOutcome,
+    bounds,
     counted,
     params_schema,
     relation_holds,
@@ -57,8 +60,7 @@ def count_sentences(text: str) -> int:
     "P.S.", "U.S.") ends none, and a postscript (a last block whose line opens with "P.S.")
     is outside the body a sentence count is about ("a two-sentence note ... add a P.S.")."""
     body = _POSTSCRIPT.sub("", text)
-    body = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\u2024"), body)
-    parts = _SENTENCE_END.split(body)
+    parts = _SENTENCE_END.split(_masked(body))
     return sum(1 for p in parts if re.search(r"\w", p))
 
 
@@ -123,19 +125,104 @@ def _as_numbers(text: str, params: Mapping[str, Any]) -> str | None:
     return _restyled(text, params, _BULLET_MARK, _NUMBER_MARK, lambda i: f"{i}. ")
 
 
+def _masked(text: str) -> str:
+    """`text` with the periods of titles and dotted abbreviations ("Dr.", "e.g.") made into
+    one-dot leaders, so a sentence end is found by position in the text as it stands."""
+    return _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\u2024"), text)
+
+
+def _sentences(line: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of one line, its closing marks in and its trailing
+    spaces out."""
+    spans = []
+    for m in re.finditer(r"\S[^.!?…。！？]*(?:[.!?…。！？]+[\"'”’)\]]*|$)", _masked(line)):
+        end = m.start() + len(m.group(0).rstrip())
+        if re.search(r"\w", line[m.start():end]):
+            spans.append((m.start(), end))
+    return spans
+
+
+# a line whose layout is not prose: a list item, a heading, a quote, a table row, a title
+# or a postscript
+_NOT_PROSE = re.compile(r"^[ \t]*(?:[-*•+>|#]|\d{1,3}[.)、．]|<<|P\.(?:P\.)?S\b)")
+
+
+def _prose(blocks: list[str]) -> bool:
+    """Whether every block is one line of prose (no list, heading, title, code or postscript),
+    so its sentences can be regrouped without changing what any line is."""
+    return all("\n" not in b and not _NOT_PROSE.match(b) and "```" not in b for b in blocks)
+
+
+def _joined(sentences: list[str]) -> str:
+    """Sentences run together as one paragraph: a space after each, none after a Chinese
+    full stop."""
+    return "".join(x + ("" if x[-1] in "。！？" else " ") for x in sentences).rstrip()
+
+
+def _target(found: int, params: Mapping[str, Any]) -> int | None:
+    """The count nearest `found` that the check's relation allows; None when none is."""
+    low, high = bounds(params["relation"], int(params["n"]), params.get("upper"))
+    if low > high:
+        return None
+    return int(low) if found < low else int(high) if found > high else found
+
+
 def _divided(text: str, params: Mapping[str, Any]) -> str | None:
-    """The text's paragraphs split by the divider the request names (`***`) instead of blank
-    lines, when it has none of the divider and the right number of paragraphs by blank lines;
-    None otherwise (a count the text misses needs new words)."""
+    """The text's paragraphs as many as the request asks, split by the divider it names
+    (`***`) or else by blank lines: paragraphs of the right number by blank lines are divided
+    by the named divider, and one-line prose paragraphs of the wrong number have their
+    sentences regrouped, in order, into as many paragraphs of near-even length. None when the
+    text already uses the divider, is not all prose, or has fewer sentences than paragraphs
+    wanted (the count then needs new words)."""
     divider = (params.get("divider") or "").strip()
-    if not divider or count_paragraphs(text, divider) > 1:
+    if divider and count_paragraphs(text, divider) > 1:
         return None
-    found = count_paragraphs(text)
-    if found < 2 or not relation_holds(found, params["relation"], int(params["n"]),
-                                       params.get("upper")):
+    blocks = [b.strip() for b in _PARAGRAPH_BREAK.split(text.strip()) if b.strip()]
+    want = _target(len(blocks), params)
+    if want is None or want < 1:
         return None
-    blocks = [b.strip("\n") for b in _PARAGRAPH_BREAK.split(text.strip("\n")) if b.strip()]
-    return f"\n\n{divider}\n\n".join(blocks)
+    if want != len(blocks):
+        if not _prose(blocks):
+            return None
+        sentences = [b[i:j] for b in blocks for i, j in _sentences(b)]
+        if len(sentences) < want:
+            return None
+        size, extra = divmod(len(sentences), want)
+        cuts = [k * size + min(k, extra) for k in range(want + 1)]
+        blocks = [_joined(sentences[cuts[k]:cuts[k + 1]]) for k in range(want)]
+    elif not divider or len(blocks) < 2:
+        return None
+    return (f"\n\n{divider}\n\n" if divider else "\n\n").join(blocks)
+
+
+def _highlighted(text: str, params: Mapping[str, Any]) -> str | None:
+    """The text with as many more of its sentences in bold (**like this**, which every way of
+    asking for emphasis takes: asterisks, italics or bold) as the count needs: the first
+    sentence of each line first (after a list or heading mark), then the next ones, in order;
+    lines already holding an asterisk and code are left alone. None when the text has too many
+    highlights already or too few sentences to wrap."""
+    have = len(_HIGHLIGHT.findall(text))
+    want = _target(have, params)
+    if want is None or want <= have or "```" in text:
+        return None
+    first: list[tuple[int, int]] = []
+    rest: list[tuple[int, int]] = []
+    at = 0
+    for line in text.split("\n"):
+        mark = re.match(r"[ \t]*(?:[-•+]|\d{1,3}[.)、．]|#{1,6})?[ \t]*", line)
+        body = line[mark.end():] if mark else line
+        if "*" not in line and not line.lstrip().startswith("|"):
+            spans = [(at + len(line) - len(body) + i, at + len(line) - len(body) + j)
+                     for i, j in _sentences(body)]
+            first += spans[:1]
+            rest += spans[1:]
+        at += len(line) + 1
+    chosen = sorted((first + rest)[:want - have])
+    if len(chosen) < want - have:
+        return None
+    for i, j in reversed(chosen):
+        text = f"{text[:i]}**{text[i:j]}**{text[j:]}"
+    return text
 
 
 def _paragraphs(text: str, params: Mapping[str, Any]) -> CheckOutcome:
@@ -177,7 +264,7 @@ COUNT_KINDS: dict[str, CheckKind] = {k.name: k for k in (
                 lambda t: len(_HEADING.findall(t)),
                 how="a heading is a line of its own opening with '# '"),
     _count_kind("highlight_count", "highlighted spans in markdown (*text* or **text**)",
-                "highlighted spans", lambda t: len(_HIGHLIGHT.findall(t)),
+                "highlighted spans", lambda t: len(_HIGHLIGHT.findall(t)), _highlighted,
                 how="wrap a key phrase of the text in asterisks, *like this*"),
     _count_kind("placeholder_count", "placeholders in square brackets ([address])",
                 "placeholders", lambda t: len(_PLACEHOLDER.findall(t)),

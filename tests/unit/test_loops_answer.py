@@ -297,7 +297,8 @@ def test_a_rewrite_meeting_a_check_by_leaving_the_topic_is_never_the_answer() ->
     from loops.record import OFF_TOPIC_KEY
     from tests.unit.test_loops_controller import CHECKLIST, FixedProvider
 
-    garden = "A small garden grows roses by the wall. Bees visit it every morning."
+    # one sentence: no layout makes it two paragraphs
+    garden = "A small garden grows roses by the wall and bees visit it every morning."
     wasps = "Insects adapt well.\n\n***\n\nTheir queen is a poet."
     replies = iter([garden, wasps, wasps])
     writer = ScriptedBackend(default=lambda m, p, s: next(replies))

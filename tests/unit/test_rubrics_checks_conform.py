@@ -4,6 +4,8 @@ and a change that would break a check the text met is not made."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rubrics.checks import KINDS, Check, conform, run_checks
@@ -45,6 +47,21 @@ def count(relation="exactly", n=3, upper=None):
     # two paragraphs by blank lines where the request divides them with ***
     ("paragraph_count", {**count(n=2), "divider": "***"}, "Roses grow.\n\nTulips too.",
      "Roses grow.\n\n***\n\nTulips too."),
+    # prose sentences regrouped, in order, into as many paragraphs as asked, near-even
+    ("paragraph_count", {**count(n=2), "divider": None}, "A one. B two. C three.",
+     "A one. B two.\n\nC three."),
+    ("paragraph_count", {**count(n=3), "divider": "***"}, "Dr. Lee came. She sat.\n\nWe ate!",
+     "Dr. Lee came.\n\n***\n\nShe sat.\n\n***\n\nWe ate!"),
+    ("paragraph_count", count("at most", 1), "Roses grow.\n\nTulips too.",
+     "Roses grow. Tulips too."),
+    # in bold, the first sentence of each line first, then the next ones; a list item's mark
+    # stays out
+    ("highlight_count", count("at least", 2), "Rain fell. It was cold.\n\nWe stayed in.",
+     "**Rain fell.** It was cold.\n\n**We stayed in.**"),
+    ("highlight_count", count("at least", 3), "# Plan\n1. Wake up early. Eat.",
+     "# **Plan**\n1. **Wake up early.** **Eat.**"),
+    ("highlight_count", count("exactly", 2), "**Key:** rest.\nSleep well. Eat well.",
+     "**Key:** rest.\n**Sleep well.** Eat well."),
 ])
 def test_each_change_meets_its_check_and_keeps_the_words(kind, params, text, want):
     c = check(kind, **params)
@@ -63,9 +80,18 @@ def test_each_change_meets_its_check_and_keeps_the_words(kind, params, text, wan
     ("bullet_count", count(), "1. Heart\n2. Mood"),
     ("numbered_count", count(), "- Heart\n- Mood\n- Sleep\n1. Also this"),
     ("quoted", {}, "   "),
-    # paragraphs of the wrong number, or split by blank lines where no divider is named
-    ("paragraph_count", {**count(n=2), "divider": "***"}, "A.\n\nB.\n\nC."),
-    ("paragraph_count", {**count(n=2), "divider": None}, "A. B."),
+    # paragraphs split by the divider already, too few sentences, or not all prose (a
+    # list, a title, a poem's lines, a postscript)
+    ("paragraph_count", {**count(n=2), "divider": "***"}, "A.\n\n***\n\nB.\n\n***\n\nC."),
+    ("paragraph_count", {**count(n=3), "divider": None}, "A one. B two."),
+    ("paragraph_count", {**count(n=2), "divider": None}, "Items:\n- A. B."),
+    ("paragraph_count", {**count(n=2), "divider": None}, "<<Rain>>\n\nA one. B two."),
+    ("paragraph_count", {**count(n=2), "divider": None}, "Rain falls,\nthe roofs sing."),
+    ("paragraph_count", {**count(n=3), "divider": None}, "A one. B two.\n\nP.S. Bye."),
+    # too many highlights already, too few sentences, or code
+    ("highlight_count", count("at most", 1), "*One.* *Two.*"),
+    ("highlight_count", count("at least", 3), "One. Two."),
+    ("highlight_count", count("at least", 1), "```\nx = 1\n```"),
 ])
 def test_no_change_where_no_exact_one_exists(kind, params, text):
     assert conform(text, [check(kind, **params)]) == (text, ())
@@ -75,7 +101,7 @@ def test_kinds_that_need_new_words_have_no_change():
     needs_words = ("word_count", "char_count", "sentence_count", "keyword",
                    "forbidden_word", "letter_frequency", "json", "json_schema",
                    "language", "xml_tag", "field_marker", "section_count", "heading_count",
-                   "highlight_count", "placeholder_count", "capital_word_count")
+                   "placeholder_count", "capital_word_count")
     assert all(KINDS[k].conform is None for k in needs_words)
     text = "A short text, in English."
     c = check("word_count", **count("at least", 100))
@@ -98,6 +124,38 @@ def test_a_change_that_undoes_an_earlier_one_has_it_made_again():
     assert changed == "rain falls the city sleeps.\n\nany questions?"
     assert met == ("lowercase", "no_commas", "ends_with")
     assert all(o.passed for o in run_checks(changed, checks))
+
+
+LAYOUT_TEXTS = (
+    "Dr. Smith arrived at 5 p.m. on Friday. The U.S. team, e.g. the coach, was late! Why?",
+    "Rain fell.\n\nIt was cold, wet and dark. We stayed in and read “Emma.” Then we slept.",
+    "雨落下。城市安静！我们回家了？\n\n明天见。",
+    "Tips:\n1. Drink water. Often.\n2. Sleep early.\n\nThat is all... for now",
+    "# Plan\n\n- Wake up. Stretch.\n- Eat (slowly).",
+)
+
+
+@pytest.mark.parametrize("text", LAYOUT_TEXTS)
+@pytest.mark.parametrize("kind, params", [
+    ("highlight_count", count("at least", 2)), ("highlight_count", count("exactly", 4)),
+    ("paragraph_count", {**count(n=2), "divider": None}),
+    ("paragraph_count", {**count(n=3), "divider": "***"}),
+    ("paragraph_count", {**count("at most", 1), "divider": None}),
+])
+def test_layout_changes_keep_every_word_in_order(text, kind, params):
+    # a layout change either meets its check with the same words in the same order (the
+    # marks it adds aside) or is not made
+    c = check(kind, **params)
+    changed, met = conform(text, [c])
+    if met:
+        assert met == (kind,) and run_checks(changed, [c])[0].passed
+    else:
+        assert changed == text
+    words = [w for w in changed.replace("**", "").replace("***", "").split() if w.strip("*")]
+    # a paragraph break between two Chinese sentences is the one space a change may add
+    assert "".join(words) == "".join(text.split())
+    if not re.search(r"[\u3400-\u9fff]", text):
+        assert words == text.split()
 
 
 def test_a_text_that_passes_is_returned_as_it_is():
