@@ -9,7 +9,9 @@ Methods, all greedy (temperature 0) with the same max_tokens T:
 - `base_conformed`: base direct's answer with the exact changes of `rubrics.checks.conform`
   for the checks the pre-pass finds in the request: what code alone adds, with no call.
 - `base_mrpo`: the base model through MRPO (`evaluation: checks`, R rounds, threshold 1.0).
-- `trained_direct`, `trained_mrpo`: the same two on the trained checkpoint.
+- `trained_direct`, `trained_conformed`, `trained_mrpo`: the same three on the trained
+  checkpoint (`trained_conformed` is what serving it with the loop's code changes and no
+  reviser gives, at one call).
 
 Answers go to answers/METHOD.jsonl as they come (an interrupted stage continues); figures per
 method (`training.flywheel.figures`) and, with a pair judge, trained direct against base
@@ -32,12 +34,13 @@ from training.flywheel.pairs import judge_pairs, tally
 from training.flywheel.record import checks_reflection
 from training.stages.checkpoints import write_json
 
-METHODS = ("base_direct", "base_conformed", "base_mrpo", "trained_direct", "trained_mrpo")
+METHODS = ("base_direct", "base_conformed", "base_mrpo", "trained_direct", "trained_conformed",
+           "trained_mrpo")
 NO_JUDGE = "no --pair-judge-url given"
 
 
 def conformed(prompt: Prompt, row: dict[str, Any]) -> dict[str, Any]:
-    """Base direct's answer with the exact changes for the checks the pre-pass finds."""
+    """A direct answer with the exact changes for the checks the pre-pass finds."""
     text, met = conform(row["text"], prepass(prompt.query))
     return {**row, "text": text, "conformed": list(met)}
 
@@ -85,10 +88,11 @@ def evaluate(config: Any, run: Path, base: Path, trained: Path, work: Path) -> d
     """Answer, score and judge into `work` (the stage's partial folder); returns the figures."""
     prompts = load(run / "prompts" / "heldout.jsonl")[:config.evaluated]
     answers = _answer(config, base, "base", prompts, work, base_gguf(run, config))
-    answers["base_conformed"] = [conformed(p, r)
-                                 for p, r in zip(prompts, answers["base_direct"], strict=True)]
     answers.update(_answer(config, trained, "trained", prompts, work,
                            trained_gguf(work, config)))
+    for name in ("base", "trained"):
+        answers[f"{name}_conformed"] = [conformed(p, r) for p, r in
+                                        zip(prompts, answers[f"{name}_direct"], strict=True)]
     base_figures = summarise(prompts, answers["base_direct"])
     methods = {m: summarise(prompts, answers[m], base_words=base_figures["words"])
                for m in METHODS}

@@ -13,6 +13,7 @@ from training.stages.checkpoints import write_json
 
 LABELS = {"base_direct": "base direct", "base_conformed": "base direct + checks met in code",
           "base_mrpo": "base MRPO", "trained_direct": "trained direct",
+          "trained_conformed": "trained direct + checks met in code",
           "trained_mrpo": "trained MRPO"}
 KEPT = ("prompts", "errors", "prompt_pass_rate", "check_pass_rate", "tokens", "seconds",
         "looping_share", "distinct_2", "words", "length_vs_base", "loop")
