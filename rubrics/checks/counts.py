@@ -131,11 +131,17 @@ def _masked(text: str) -> str:
     return _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\u2024"), text)
 
 
+# a sentence of one line: up to its closing marks (and a quote or bracket after them)
+_SENTENCE = re.compile(r"\S[^.!?…。！？]*(?:[.!?…。！？]+[\"'”’)\]]*|$)")
+# what opens a line before its words: indent, and a list item's or a heading's mark
+_LINE_MARK = re.compile(r"[ \t]*(?:[-•+]|\d{1,3}[.)、．]|#{1,6})?[ \t]*")
+
+
 def _sentences(line: str) -> list[tuple[int, int]]:
     """The (start, end) of each sentence of one line, its closing marks in and its trailing
     spaces out."""
     spans = []
-    for m in re.finditer(r"\S[^.!?…。！？]*(?:[.!?…。！？]+[\"'”’)\]]*|$)", _masked(line)):
+    for m in _SENTENCE.finditer(_masked(line)):
         end = m.start() + len(m.group(0).rstrip())
         if re.search(r"\w", line[m.start():end]):
             spans.append((m.start(), end))
@@ -209,11 +215,9 @@ def _highlighted(text: str, params: Mapping[str, Any]) -> str | None:
     rest: list[tuple[int, int]] = []
     at = 0
     for line in text.split("\n"):
-        mark = re.match(r"[ \t]*(?:[-•+]|\d{1,3}[.)、．]|#{1,6})?[ \t]*", line)
-        body = line[mark.end():] if mark else line
         if "*" not in line and not line.lstrip().startswith("|"):
-            spans = [(at + len(line) - len(body) + i, at + len(line) - len(body) + j)
-                     for i, j in _sentences(body)]
+            start = at + _LINE_MARK.match(line).end()  # type: ignore[union-attr]
+            spans = [(start + i, start + j) for i, j in _sentences(text[start:at + len(line)])]
             first += spans[:1]
             rest += spans[1:]
         at += len(line) + 1
