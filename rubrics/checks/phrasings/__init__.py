@@ -121,6 +121,13 @@ def _field(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return [("field_marker", {"name": name})]
 
 
+def _numbered_points(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Points said to be numbered after their count: "4 points, numbered from 1", "3 or more
+    points, each one numbered"."""
+    relation = "at least" if m.group("more") else relation_of(m.group("q") or "")
+    return _count("numbered_count", relation, to_int(m.group("n")))
+
+
 _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
     # English lengths in words
     (rf"(?:between\s+)?{_N}{_DASH}{_N}\s*(?:-\s*)?words?\b", _words("between"), *WORDS_GATE),
@@ -133,7 +140,7 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
      *WORDS_GATE),
     (rf"{_N}\s*(?:-\s*)?words?\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)\b",
      _words("at most"), *WORDS_GATE),
-    (rf"exactly\s+{_N}\s*(?:-\s*)?words?\b", _words("exactly"), *WORDS_GATE),
+    (rf"(?:exactly|precisely)\s+{_N}\s*(?:-\s*)?words?\b", _words("exactly"), *WORDS_GATE),
     (rf"(?:{_ABOUT_EN})\s+{_N}\s*(?:-\s*)?words?\b", _words("about"), *WORDS_GATE),
     # (not the length of a text the request gives: "translate these 20 words", "summarize this
     # 2000-word article")
@@ -151,8 +158,8 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
     (rf"(?:\b({_QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
      rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
      rf"{_UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units, *UNITS_GATE),
-    (rf"\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
-     rf"consist\s+of|between)\s+{_N}{_DASH}{_N}\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
+    (rf"(?:\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
+     rf"consist\s+of|between)\s+|(?<=\())\s*{_N}{_DASH}{_N}\s+(?:{_PART_ADJECTIVE_EN}\s+)?"
      r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range),
     (rf"\bthe\s+letter\s+['\"]?([a-z])['\"]?\s+(?:should|must)\s+appear\s+({_QUALIFIER_EN})?\s*"
      rf"({EN_NUMBER})\s+times?", lambda m: _count(
@@ -176,6 +183,11 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
      rf"form\s+of)\s+(?:a\s+|an\s+)?(?:markdown\s+)?(?P<list>{_BULLETS_EN})\b", _list_items),
     (rf"\b(?P<list>bullet(?:ed)?(?:[\s-]*point)?|numbered|markdown)\s+list\s+(?:of|with|"
      rf"containing)\s+(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})\s+\w+", _list_items),
+    (rf"{_NOT_RANGE_EN}\b(?:(?P<q>{_QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?\s+"
+     r"(?:points|items|steps|reasons|tips|ideas|entries)\b[,\s][^.;:\n]{0,25}?\b(?:numbered|"
+     r"number\s+them)\b", _numbered_points),
+    (rf"\bnumbered\s+list\s+(?:that|which)\s+(?:stops|ends|finishes)\s+(?:at|with)\s+item\s+"
+     rf"(?P<n>{EN_NUMBER})\b(?P<q>)(?P<more>)", _numbered_points),
     (rf"(?<![\w-])(?P<n>{EN_NUMBER})-(?P<unit>sentence|paragraph|bullet(?:[\s-]point)?)s?\b(?!-)",
      _hyphen_units),
     (rf"\b(?:limit|keep|restrict|cap)\s+(?:{_WHOLE_EN})\s+to\s+(?:just\s+|only\s+)?"
@@ -188,9 +200,10 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
     # English form
     (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|(?:using|employing|utili[sz]ing|including|adding)\s+)?(?:any\s+)?|"
      r"not?\s+use\s+(?:any\s+)?)commas?\b", _flag("no_commas")),
-    (r"\b(?:no|zero|without|avoid(?:ing)?|(?:do\s+not|don['’]t|must\s+not|should\s+not|never|"
-     r"cannot|can['’]t)\s+(?:use|include|contain|put|add|have)|refrain\s+from\s+using)\s+"
-     r"(?:(?:any|using|the\s+use\s+of|a\s+single|a)\s+)*commas?\b|\bcomma-free\b",
+    (r"\b(?:no|zero|without|avoid(?:ing)?|leave\s+out|omit|(?:do\s+not|don['’]t|must\s+not|"
+     r"should\s+not|never|cannot|can['’]t)\s+(?:use|include|contain|put|add|have)|refrain\s+from"
+     r"\s+using)\s+(?:(?:any|all|using|the\s+use\s+of|a\s+single|a|the)\s+)*commas?\b|"
+     r"\bcomma-free\b",
      _flag("no_commas")),
     (r"\bcommas?\s+(?:are|is)\s+(?:strictly\s+|absolutely\s+)?(?:not\s+(?:allowed|permitted|"
      r"to\s+be\s+used)|forbidden|banned|prohibited|off[\s-]limits)|\bcommas?\s+(?:must|should|"
@@ -199,7 +212,8 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
     (r"(?<![A-Za-z])(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
         "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
     (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:only\s+|just\s+|"
-     r"pure\s+|raw\s+|strictly\s+)?(?:a\s+|the\s+)?(?:valid\s+)?json(?:\s+format|\s+object)?\b",
+     r"pure\s+|raw\s+|strictly\s+)?(?:a\s+|the\s+)?(?:(?:valid|single)\s+)?json(?:\s+format|"
+     r"\s+object)?\b",
      _flag("json")),
     # Chinese lengths in characters
     (rf"{_ZN}\s*(?:{_ZH_CHARS})?\s*(?:-|–|—|~|～|〜|到|至)\s*{_ZN}\s*{_ZH_CHARS}",

@@ -113,11 +113,12 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      _whole("lowercase")),
     # "keep all letters lowercase", "keep every single letter lowercase", "make everything
     # uppercase"
-    (rf"\b(?:keep|make|have|set)\s+(?:all\s+(?:of\s+)?(?:the\s+)?(?:letters|words|text|characters)|"
+    (rf"\b(?:keep|make|have|set|put)\s+(?:all\s+(?:of\s+)?(?:the\s+)?(?:letters|words|text|characters)|"
      r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|everything|it\s+all|"
      rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?{_LOWER}"
      rf"{_NOT_CONTRASTED}", _whole("lowercase")),
-    (rf"\b(?:keep|make|have|set)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything|it\s+all|"
+    (rf"\b(?:keep|make|have|set|put)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything|it\s+all|"
+     r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|"
      rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?"
      rf"(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}", _whole("uppercase")),
     # every letter as the subject: "Every letter of your reply should be lowercase", "Every
@@ -126,6 +127,11 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      _whole("lowercase")),
     (rf"{_EVERY_LETTER_IS}(?:a\s+capital|capitals|(?:all\s+)?caps|upper[\s-]*case){_NOT_CONTRASTED}"
      r"|\bno\s+lower[\s-]*case\s+letters?\b",
+     _whole("uppercase")),
+    # "Don't use any lowercase letters", "Without a single lowercase letter"
+    (r"\b(?:without(?:\s+using)?(?:\s+(?:any|a\s+single|one))?|not\s+(?:a\s+single|one|any)|"
+     r"(?:do\s+not|don['’]?t|must\s+not|should\s+not|never|cannot|can['’]?t)\s+(?:use|include|"
+     r"contain|have)\s+(?:any\s+|a\s+single\s+)?)\s*(?:lower[\s-]*case|small)\s+letters?\b",
      _whole("uppercase")),
     # a labelled case: "Case: lowercase throughout", "Capitalization: all caps"
     (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)\s*[:：]\s*"
@@ -142,7 +148,7 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      rf"{_NOT_CONTRASTED}", _whole("uppercase")),
     (rf"\b{_RESPONSE}\s+{_BE}(?:in\s+\w+,?\s+(?:and\s+)?)?{_ADVERBS}(?:in|using|with)\s+"
      rf"(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase")),
-    (rf"\b(?:write|respond|answer|reply|type|shout)\s+(?:(?:it|everything|all\s+of\s+it|the\s+"
+    (rf"\b(?:write|writing|respond|answer|reply|type|shout)\s+(?:(?:it|everything|all\s+of\s+it|the\s+"
      rf"whole\s+thing|your\s+(?:entire\s+|whole\s+)?(?:response|answer|reply))\s+)?{_ADVERBS}"
      rf"(?:in|using)\s+(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase")),
     (rf"(?<!with )\ball\s+(?:in\s+)?{_CAPS}{_NOT_CONTRASTED}|\b{_CAPS}\s+only\b|\bonly\s+"

@@ -96,7 +96,7 @@ _AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum(?
                r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
                r"no\s+longer\s+than")
 _LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than"
-_QUALIFIER_EN = rf"{_AT_LEAST_EN}|{_MORE_THAN_EN}|{_AT_MOST_EN}|{_LESS_THAN_EN}|exactly"
+_QUALIFIER_EN = rf"{_AT_LEAST_EN}|{_MORE_THAN_EN}|{_AT_MOST_EN}|{_LESS_THAN_EN}|exactly|precisely"
 _ABOUT_EN = r"about|around|approximately|approx\.?|roughly|~|some"
 _DASH = r"\s*(?:-|–|—|~|～|to|and|or)\s*"
 _N = rf"({EN_NUMBER})"
@@ -162,7 +162,8 @@ _UNIT_EN = r"(\*{0,2}highlighted\s+sections?|bullet\s+points?|bullets?|" \
 
 
 # words between a count and its unit: "three main parts", "4 separate sections"
-_PART_ADJECTIVE_EN = r"(?:separate|distinct|short|markdown|main|major|key|core|primary|clear)"
+_PART_ADJECTIVE_EN = (r"(?:separate|distinct|short|markdown|main|major|key|core|primary|clear|"
+                      r"full|complete)")
 
 
 def _unit_kind(word: str) -> str:

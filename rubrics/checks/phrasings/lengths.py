@@ -150,6 +150,9 @@ _RULES: tuple[tuple[str, Build], ...] = (
      r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
      r"max(?:imum)?|with|in\s+total|long|(?:are|is)\s+(?:expected|required|needed|wanted|"
      r"preferred|ideal)|(?:should|must|shall|will)\s+be)\b))", _opening_count),
+    # the word count as a subject: "The word count must come to exactly 25"
+    (rf"\bword\s+count\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall)\s+)?(?:be|come\s+to|"
+     rf"equal|total|reach)\s+(?P<q>{_QUALIFIER_EN})\s+{_N}\b(?!\s*(?:-|–|to)\s*\d)", _labelled),
     # a labelled word count: "Word count: at least 500", "Word count: 300"
     (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{_QUALIFIER_EN})\s*)?{_N}(?![\d,])(?!\s*(?:-|–|to)\s*\d)",
      _labelled),

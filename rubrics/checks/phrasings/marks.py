@@ -249,9 +249,10 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      rf"highlighted\s+(?:sections|phrases|spans|parts)|(?P<soft>highlights|emphasis|italics))\s*"
      rf"[:：]\s*{_QN_RANGE}\b", _marked),
     # "put at least three parts of your answer in bold", "marking 2 or more phrases in *italics*"
-    (rf"\b(?:put|set|make|write|format|mark|marking|putting|setting)\s+(?:the\s+)?{_QN}\s+"
-     rf"(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})(?:\s+of\s+(?:your|the)\s+(?:answer|response|"
-     r"reply|text))?\s+(?:in\s+)?(?:\*{0,2}bold\*{0,2}|\*{0,2}italics?\*{0,2}|boldface)\b",
+    (rf"\b(?:put|set|make|write|format|mark|marking|putting|setting|wrap|wrapping)\s+(?:the\s+)?"
+     rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})(?:\s+of\s+(?:your|the)\s+(?:answer|"
+     r"response|reply|text))?\s+(?:in\s+)?(?:\*{0,2}bold\*{0,2}|\*{0,2}italics?\*{0,2}|boldface|"
+     r"(?:double\s+|single\s+)?asterisks)\b",
      _marked),
     # "at least 3 sections highlighted with markdown", "2 phrases in bold"
     (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+(?:(?:should|must|need\s+to)\s+"
@@ -259,7 +260,7 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      r"(?:markdown|asterisks|bold|italics?)|in\s+(?:bold|italics?))\b", _marked),
     # emphasis said in words, with markdown named: "emphasize at least 2 terms by wrapping them
     # in **double asterisks**"
-    (rf"\bemphasi[sz]e\s*(?:,\s*[^,.;\n]{{1,40}},\s*)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b",
+    (rf"\bemphasi[sz](?:e|ing)\s*(?:,\s*[^,.;\n]{{1,40}},\s*)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b",
      _emphasized),
     # "bold text should be used for at least 3 important dates"
     (rf"\b(?:bold|italic|boldface)\s*(?:text|font|type|formatting)?\s+(?:should|must|needs?\s+to|"

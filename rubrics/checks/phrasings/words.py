@@ -135,7 +135,8 @@ def _second_bound(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 
 _TIMES = rf"(?:\s*,?\s+(?:in\s+(?:your|the)\s+\w+\s+)?{_TIMES_EN})?"
-_APPEAR = (r"(?:appears?|occurs?|shows?\s+up|(?:be|is|are)\s+(?:used|included|mentioned|present)|"
+_APPEAR = (r"(?:appear(?:s|ing)?|occurs?|shows?\s+up|(?:be|is|are)\s+(?:used|included|mentioned|"
+           r"present|repeated)|"
            r"features?|comes?\s+up|(?:be|is|are)\s+in\s+(?:there|it|(?:your|the)\s+\w+))")
 _MODAL = r"(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|ought\s+to|will|shall|to|can|may)"
 # a bare word after "the" names a thing, not a word, when it is one of these
