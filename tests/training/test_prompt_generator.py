@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from rubrics.checks import KINDS, Check, run_checks
+from rubrics.checks.prepass import prepass
 from tests.training.requirement_texts import satisfy
 from training.data import prompts as generator
 from training.data.prompts import Prompt, generate, load, main, manifest
 from training.data.requirements.catalog import SPLITS, Template, catalog, split_templates
-from training.data.requirements.draw import KIND_WEIGHTS, draw_params, spell
+from training.data.requirements.draw import KIND_WEIGHTS, assemble, draw_params, render, spell
 from training.data.requirements.rules import (
     KIND_CONFLICTS,
     compatible,
@@ -317,9 +318,6 @@ def test_the_pre_pass_reads_what_the_templates_ask():
     """Under MRPO the server finds a request's checks with its pre-pass, so every phrasing the
     generator writes, held-out ones included, must be one it reads: each template, said with
     six draws of its parameters over random tasks, is read as its kind nearly every time."""
-    from rubrics.checks.prepass import prepass
-    from training.data.requirements.draw import assemble, render
-
     data, rng = catalog(), random.Random(0)
     tasks = [t for split in SPLITS for t in data.tasks[split]]
     read, said, never = 0, 0, []

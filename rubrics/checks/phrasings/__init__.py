@@ -187,7 +187,7 @@ _OWN_RULES: tuple[tuple[Matcher, Build], ...] = compile_rules((
      r"(?:points|items|steps|reasons|tips|ideas|entries)\b[,\s][^.;:\n]{0,25}?\b(?:numbered|"
      r"number\s+them)\b", _numbered_points),
     (rf"\bnumbered\s+list\s+(?:that|which)\s+(?:stops|ends|finishes)\s+(?:at|with)\s+item\s+"
-     rf"(?P<n>{EN_NUMBER})\b(?P<q>)(?P<more>)", _numbered_points),
+     rf"(?P<n>{EN_NUMBER})\b", lambda m: _count("numbered_count", "exactly", to_int(m.group("n")))),
     (rf"(?<![\w-])(?P<n>{EN_NUMBER})-(?P<unit>sentence|paragraph|bullet(?:[\s-]point)?)s?\b(?!-)",
      _hyphen_units),
     (rf"\b(?:limit|keep|restrict|cap)\s+(?:{_WHOLE_EN})\s+to\s+(?:just\s+|only\s+)?"

@@ -49,6 +49,10 @@ _A_PART = re.compile(
 # after the case, a part it is asked of: "use lowercase for the hashtags"
 _FOR_A_PART = re.compile(r"\s+(?:for|on|in)\s+(?:the|all|any|each|every)\s+(?!(?:entire|whole)\b|"
                          r"(?:response|answer|reply|text|output)\b)\w+", re.I)
+# letters of a case refused: "without a single capital", "don't use any lowercase letters"
+_WITHOUT = r"without(?:\s+using)?(?:\s+(?:any|a\s+single|one))?|not\s+(?:a\s+single|one|any)"
+_REFUSED = (r"(?:do\s+not|don['’]?t|must\s+not|should\s+not|never|cannot|can['’]?t)\s+"
+            r"(?:use|include|contain|have)")
 _ZH_WHOLE = r"(?:全部|全文|通篇|全|都|一律|只|仅|均|完全|统一)"
 
 
@@ -99,12 +103,9 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      rf"{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
     (rf"\ball[\s-]+{_LOWER}{_NOT_CONTRASTED}|\b{_LOWER}\s+only\b|\bentirely\s+(?:in\s+)?{_LOWER}"
      rf"|\bonly\s+{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
-    (r"\b(?:no|zero|without(?:\s+using)?(?:\s+(?:any|a\s+single|one))?|not\s+(?:a\s+single|one|any)|"
-     r"(?:do\s+not|"
-     r"don['’]?t|must\s+not|should\s+not|never|cannot|can['’]?t)\s+(?:use|include|contain|have)\s+"
-     r"(?:any\s+)?)\s*(?:capital\s+letters?|capitals|capitali[sz]ation|upper[\s-]*case\s+"
-     r"letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|never)\s+capitali[sz]e\s+(?:anything|"
-     r"any\s+(?:words?|letters?))\b", _whole("lowercase")),
+    (rf"\b(?:no|zero|{_WITHOUT}|{_REFUSED}\s+(?:any\s+)?)\s*(?:capital\s+letters?|capitals|"
+     r"capitali[sz]ation|upper[\s-]*case\s+letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|"
+     r"never)\s+capitali[sz]e\s+(?:anything|any\s+(?:words?|letters?))\b", _whole("lowercase")),
     (rf"{_ZH_WHOLE}\s*(?:使用|用|采用|以|为|是)?\s*(?:英文)?(?:(?<!大)小写(?:字母|英文)?|"
      r"lower[\s-]*case\b)|(?:使用|用|采用)(?:英文)?(?<!大)小写(?:字母)?(?:书写|回答|写|回复|作答)|"
      r"(?:不要|不能|不得|禁止|避免|不许)(?:使用|出现|用|有)?(?:任何)?大写(?:字母)?(?!的?(?:英文)?(?:单词|词))",
@@ -129,9 +130,8 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      r"|\bno\s+lower[\s-]*case\s+letters?\b",
      _whole("uppercase")),
     # "Don't use any lowercase letters", "Without a single lowercase letter"
-    (r"\b(?:without(?:\s+using)?(?:\s+(?:any|a\s+single|one))?|not\s+(?:a\s+single|one|any)|"
-     r"(?:do\s+not|don['’]?t|must\s+not|should\s+not|never|cannot|can['’]?t)\s+(?:use|include|"
-     r"contain|have)\s+(?:any\s+|a\s+single\s+)?)\s*(?:lower[\s-]*case|small)\s+letters?\b",
+    (rf"\b(?:{_WITHOUT}|{_REFUSED}\s+(?:any\s+|a\s+single\s+)?)\s*(?:lower[\s-]*case|small)\s+"
+     r"letters?\b",
      _whole("uppercase")),
     # a labelled case: "Case: lowercase throughout", "Capitalization: all caps"
     (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)\s*[:：]\s*"
