@@ -117,7 +117,8 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
                     continue
 
 
-_DIVIDER = re.compile(r"(?:markdown\s+divider|(?:separate[ds]?|divided?|split)\b[^.\n]{0,40}?\b"
+_DIVIDER = re.compile(r"(?:markdown\s+divider|(?:separate[ds]?|divided?|split|mark\s+the\s+breaks?)"
+                      r"\b[^.\n]{0,40}?\b"
                       r"(?:with|by|using))\s*:?\s*(?:the\s+)?"
                       r"(?:markdown\s+divider\s*:?\s*)?`?(\*[ ]?\*[ ]?\*|-[ ]?-[ ]?-)`?|"
                       r"用\s*(\*\*\*|---)\s*分隔", re.I)

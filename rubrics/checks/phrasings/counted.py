@@ -63,6 +63,8 @@ _PER_BEFORE = re.compile(r"(?:每|\beach|\bper|\bevery)\s*[^\s,.;，。；]{0,6}
 _RANGE_BEFORE = re.compile(r"(?:[-–—~/\d]\s*|\b(?:to|or|and)\s+)$", re.I)
 # a count right after a part of a song or poem is that part's: "主歌至少2段"
 _SONG_PART = re.compile(r"(?:歌|诗|词|曲|台词|对白|verses?|stanzas?|choruse?s?)\s*$", re.I)
+# parts of the text, which a number heads rather than lists: "3 numbered sections"
+_SECTIONS = r"(?:sections?|parts?|chapters?)"
 _EACH = re.compile(r"每|\b(?:each|every|per)\b", re.I)
 
 # what opens a Chinese count of paragraphs with no qualifier: a verb of dividing or writing, a
@@ -70,8 +72,10 @@ _EACH = re.compile(r"每|\b(?:each|every|per)\b", re.I)
 _ZH_PARAGRAPHS_LEAD = re.compile(r"(?:(?<![部满评充十百得积])分(?:为|成)?|写|用|共|控制在|为|在|成|"
                                  r"有|包含|包括|^|[，,。；;：:\n\s])\s*$")
 
-# verbs whose object is the response's own paragraphs: "separate the 3 paragraphs with ***"
-_HANDLED = re.compile(r"\b(?:separate|split|divide|space)\s+(?:the\s+|your\s+|its\s+)?$", re.I)
+# verbs whose object is the response's own paragraphs: "separate the 3 paragraphs with ***",
+# "the break between each of your 3 paragraphs"
+_HANDLED = re.compile(r"\b(?:(?:separate|split|divide|space)\s+(?:the\s+|your\s+|its\s+)?|"
+                      r"between\s+each\s+of\s+(?:the\s+|your\s+))$", re.I)
 
 # --- the noun families
 _BULLETS = (r"(?:markdown\s+|separate\s+|short\s+)?(?:bullet(?:ed)?[\s-]*(?:points?|pts?)|bullets?|"
@@ -288,7 +292,8 @@ def _style_rules() -> Iterator[tuple[str, str, Build]]:
     # a count before a style adjective: "3 to 5 numbered installation steps"
     for kind, adjective in (("bullet_count", r"bullet(?:ed)?"), ("numbered_count", r"numbered")):
         yield rf"\b{adjective}\b", (rf"(?<![第每A-Za-z]){_COUNT}{_NOT_ITEMS}\s+"
-                                    rf"(?P<noun>{adjective})\s+(?:[\w-]+\s+){{0,2}}?[\w-]+"), \
+                                    rf"(?P<noun>{adjective})\s+(?!{_SECTIONS}\b)"
+                                    r"(?:[\w-]+\s+){0,2}?[\w-]+"), \
             _counted(kind)
     # "number them, 6 max": a bounded count after the style
     for kind, style in _STYLES.items():

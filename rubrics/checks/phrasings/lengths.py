@@ -166,8 +166,8 @@ _RULES: tuple[tuple[str, Build], ...] = (
     (rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
      r"(?!each\b|per\b|long\b)[a-z]+", _opening_count),
     # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
-    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
-     rf"\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),
+    (rf"\b(?P<n>{EN_NUMBER})\s+(?:(?:{_PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b"
+     rf"[^\n]{{0,100}}?\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),
     (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
      rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
      r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"

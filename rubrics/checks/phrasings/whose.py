@@ -13,6 +13,8 @@ from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
 # the parts)
 EACH_AFTER = re.compile(r"^[^.;,\n]{0,12}\b(?:each|per|apiece)\b", re.I)
 EACH_BEFORE = re.compile(r"\b(?:each|every|per)\b[^.;\n]{0,40}$", re.I)
+# "each of your 3 paragraphs": the count right after it is how many there are
+_EACH_OF = re.compile(r"\beach\s+of\s+(?:the|your|these|those|its)\s+$", re.I)
 EACH_ZH_AFTER = re.compile(r"^\s*/\s*(?:each|per)|^每|^/(?:篇|段|条|章)")
 EACH_ZH_BEFORE = re.compile(r"每(?:段|篇|条|个|部分|章|节|点|项|句|行|首)[^，。；]{0,10}$")
 
@@ -115,7 +117,8 @@ ENUMERATION_SEPARATORS = "、：:；;"
 def per_item(text: str, match: re.Match[str]) -> bool:
     """A length said of each item ("800 words each", "每个帖文800-1200字"); not a count said
     to be the total ("each tip its own bullet; eight tips in total")."""
-    if TOTAL.search(match.group(0)) or _restates_each(text, match):
+    if TOTAL.search(match.group(0)) or _restates_each(text, match) \
+            or _EACH_OF.search(text, 0, match.start()):
         return False
     after = text[match.end():match.end() + 30]
     before = text[max(0, match.start() - 40):match.start()]
