@@ -312,8 +312,8 @@ def test_met_checks_pass_and_unmet_fail_on_a_sample(prompt_set) -> None:
 def test_the_pre_pass_reads_what_the_templates_ask():
     """Under MRPO the server finds a request's checks with its pre-pass, so every phrasing the
     generator writes, held-out ones included, must be one it reads: each template, said with
-    six draws of its parameters over random tasks, is read as its kind nearly every time
-    and none is never read."""
+    six draws of its parameters over random tasks, is read as its kind at least once and
+    nearly every time."""
     data, rng = catalog(), random.Random(0)
     tasks = [t for split in SPLITS for t in data.tasks[split]]
     read, said, never = 0, 0, []
