@@ -9,7 +9,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /srv/redraft
 COPY pyproject.toml README.md constraints.txt alembic.ini ./
 COPY app ./app
-COPY llm ./llm
+COPY generation ./generation
 COPY store ./store
 COPY migrations ./migrations
 COPY rubrics ./rubrics
@@ -17,7 +17,6 @@ COPY loops ./loops
 COPY memory ./memory
 COPY training ./training
 COPY evals ./evals
-COPY bench ./bench
 RUN pip install ".[postgres]" -c constraints.txt
 
 RUN useradd --create-home --uid 10001 redraft && mkdir -p /data && chown redraft /data

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from app.http.metrics import Metrics
 from app.settings import Settings
-from llm.base import Backend
+from generation.base import Backend
 
 
 def _observer(metrics: Metrics, backend_name: str) -> Callable[..., None]:
@@ -34,15 +34,15 @@ def _openai_kwargs(settings: Settings, metrics: Metrics, backend_name: str) -> d
 
 
 def build_openai(settings: Settings, metrics: Metrics) -> Backend:
-    from llm.openai import OpenAIBackend
+    from generation.openai import OpenAIBackend
 
     return OpenAIBackend(base_urls=settings.upstream.url,
                          **_openai_kwargs(settings, metrics, "openai"))
 
 
 def build_vllm(settings: Settings, metrics: Metrics) -> Backend:
-    from llm.openai import OpenAIBackend
-    from llm.vllm import VllmBackend
+    from generation.openai import OpenAIBackend
+    from generation.vllm import VllmBackend
 
     v = settings.vllm
     kwargs = _openai_kwargs(settings, metrics, "vllm")
@@ -56,8 +56,8 @@ def build_vllm(settings: Settings, metrics: Metrics) -> Backend:
 
 
 def build_local(settings: Settings, metrics: Metrics) -> Backend:
-    from llm.local import LocalBackend
-    from llm.local.source import locate
+    from generation.local import LocalBackend
+    from generation.local.source import locate
 
     locate(settings.model)  # a REDRAFT_MODEL naming nothing usable stops start-up here, in one line
     loc = settings.local
@@ -78,7 +78,7 @@ def build_judge(settings: Settings, metrics: Metrics) -> Backend | None:
     """A separate judge upstream when REDRAFT_JUDGE_URL is set; else None (the writer judges)."""
     if not settings.judge.url:
         return None
-    from llm.openai import OpenAIBackend
+    from generation.openai import OpenAIBackend
 
     kwargs = _openai_kwargs(settings, metrics, "judge")
     kwargs["model"] = settings.judge.model or settings.model

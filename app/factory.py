@@ -20,7 +20,7 @@ from app.openai import chat, models
 from app.openai.responses import routes as responses
 from app.services import Services, close_services, open_services
 from app.settings import Settings
-from llm.base import Backend
+from generation.base import Backend
 
 
 def create_app(settings: Settings, *, services: Services | None = None,

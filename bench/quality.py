@@ -33,7 +33,7 @@ from typing import Any
 
 from evals.judge import Judge
 from evals.queries import load_queries
-from llm.types import ChatParams
+from generation.types import ChatParams
 from loops.answer import scaffolding
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
@@ -48,13 +48,13 @@ METHODS = ("direct", "holistic", "mrpo")
 
 async def open_backend(model: str, upstream: str | None, max_tokens: int) -> Any:
     if upstream:
-        from llm.openai import OpenAIBackend
+        from generation.openai import OpenAIBackend
         # as the server does by default: the structured form the upstream keeps
         backend = OpenAIBackend([upstream], model=model, structured="auto",
                                 structured_probe_timeout=300)
         await backend.start()
         return backend
-    from llm.local import LocalBackend
+    from generation.local import LocalBackend
     backend = LocalBackend(model, device="cpu", max_new_tokens=max_tokens * 8)
     await backend.start()
     return backend

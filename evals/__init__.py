@@ -1,4 +1,4 @@
 """`redraft eval`: WritingBench through a running redraft server, scored by a separate judge.
 
-Imports `rubrics` and `llm` (and the `openai` SDK to reach the server), never `app`.
+Imports `rubrics` and `generation` (and the `openai` SDK to reach the server), never `app`.
 """

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.queries import EvalQuery
-from llm.base import Backend
-from llm.errors import RedraftError
-from llm.types import ChatParams, Usage
+from generation.base import Backend
+from generation.errors import RedraftError
+from generation.types import ChatParams, Usage
 from rubrics.evaluate import evaluate
 
 

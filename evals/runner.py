@@ -23,10 +23,10 @@ from evals.judge import Judge
 from evals.methods import Variant, variants
 from evals.queries import EvalQuery, UsageError, load_queries, select
 from evals.results import RESULTS, RUN, drop_torn_tail, read_results, read_run, write_json
-from llm.base import Backend
-from llm.errors import RedraftError
-from llm.openai import OpenAIBackend
-from llm.types import ChatParams
+from generation.base import Backend
+from generation.errors import RedraftError
+from generation.openai import OpenAIBackend
+from generation.types import ChatParams
 
 _CONFIG_ERRORS = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
 

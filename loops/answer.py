@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from llm.conversation import detect_language
+from generation.conversation import detect_language
 from loops.trace import Candidate
 from rubrics.checks import Check, pass_rate
 from rubrics.checks.kinds import count_words

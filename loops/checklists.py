@@ -10,16 +10,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm.base import Backend
-from llm.conversation import detect_language, target_text
-from llm.errors import (
+from generation.base import Backend
+from generation.conversation import detect_language, target_text
+from generation.errors import (
     ContextOverflow,
     NotFound,
     UpstreamError,
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from llm.types import ChatParams, Message, Usage
+from generation.types import ChatParams, Message, Usage
 from loops.degradation import Degradation, failed, invalid
 from rubrics.agents import build_checklist
 from rubrics.cache import ChecklistCache, checklist_cache_key

@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from llm.base import Backend
-from llm.conversation import target_text
-from llm.errors import RedraftError
-from llm.types import ChatParams, Completion, Message
+from generation.base import Backend
+from generation.conversation import target_text
+from generation.errors import RedraftError
+from generation.types import ChatParams, Completion, Message
 from loops.answer import best as _best
 from loops.answer import finished, off_language, padded, scaffolding
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved

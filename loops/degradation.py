@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from llm.errors import (
+from generation.errors import (
     ContextOverflow,
     InvalidRequest,
     RateLimited,

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm.base import Backend
-from llm.conversation import target_text
-from llm.types import ChatParams, Completion, Message, Usage
+from generation.base import Backend
+from generation.conversation import target_text
+from generation.types import ChatParams, Completion, Message, Usage
 from loops.answer import clean_answer
 from loops.prompting import template
 from loops.rewrite import revision_messages

@@ -8,7 +8,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from string import Template
 
-from llm.conversation import detect_language
+from generation.conversation import detect_language
 from rubrics.checklist import Checklist, Evaluation
 from rubrics.checks import CheckOutcome
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from llm.types import Usage
+from generation.types import Usage
 from loops.trace import Candidate, LoopTrace
 from rubrics.checks import CheckOutcome
 from store.records import CandidateRecord, LoopRecord

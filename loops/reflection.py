@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from llm.base import Backend, JsonSchema
-from llm.conversation import target_text
-from llm.schemas import EVIDENCE_CHARS, LINE_CHARS, array, clip, obj, one_of, text
-from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
-from llm.types import ChatParams, Message, Usage
+from generation.base import Backend, JsonSchema
+from generation.conversation import target_text
+from generation.schemas import EVIDENCE_CHARS, LINE_CHARS, array, clip, obj, one_of, text
+from generation.structured import AnswerInvalid, AnswerModel, ask, for_schema
+from generation.types import ChatParams, Message, Usage
 from loops.prompting import Attempt, language_rule, render_history, render_scores, template
 from loops.trace import Reflection, ReflectionItem
 from rubrics.budget import QUOTE, REASON, SENTENCE, fitted

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llm.base import Backend
-from llm.conversation import last_user_index, message_text, target_text
-from llm.types import ChatParams, Completion, Message
+from generation.base import Backend
+from generation.conversation import last_user_index, message_text, target_text
+from generation.types import ChatParams, Completion, Message
 from loops.answer import clean_answer
 from loops.prompting import Attempt, language_rule, render_history, template
 from loops.reflection import CHECK_PREFIX

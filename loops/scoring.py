@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from llm.conversation import target_text
-from llm.errors import RedraftError
-from llm.types import ChatParams, Message
+from generation.conversation import target_text
+from generation.errors import RedraftError
+from generation.types import ChatParams, Message
 from loops.answer import looping, shrank
 from loops.degradation import Degradation, failed, invalid
 from loops.judges.assess import Assessment, Assessor, contrast_note, judged_alike, unsupported

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from llm.types import Usage
+from generation.types import Usage
 from loops.degradation import Degradation
 from rubrics.checklist import Checklist, Evaluation
 from rubrics.checks import CheckOutcome

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from llm.errors import InvalidRequest, NotFound
+from generation.errors import InvalidRequest, NotFound
 from memory.embedders import Embedder
 from memory.index import IndexStats, RebuildReport, VectorIndex, digest, vector_bytes
 from memory.notices import Notice, Notices

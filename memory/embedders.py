@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from llm.errors import RedraftError
+from generation.errors import RedraftError
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_BATCH = 64

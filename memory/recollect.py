@@ -16,11 +16,11 @@ from string import Template
 
 from pydantic import Field
 
-from llm.base import Backend, JsonSchema
-from llm.conversation import render_conversation, target_text
-from llm.schemas import LINE_CHARS, array, clip, obj, one_of, text
-from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
-from llm.types import ChatParams, Message, Usage
+from generation.base import Backend, JsonSchema
+from generation.conversation import render_conversation, target_text
+from generation.schemas import LINE_CHARS, array, clip, obj, one_of, text
+from generation.structured import AnswerInvalid, AnswerModel, ask, for_schema
+from generation.types import ChatParams, Message, Usage
 from memory.bank import Hit
 
 KEY_WORDS = 40

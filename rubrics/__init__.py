@@ -1,7 +1,7 @@
 """Checklists (rubrics) for the MRPO loop: the domain, the coding agents that build them, the
 packs they can come from, the judge that scores against them, and their cache.
 
-Imports only the `llm` leaf package.
+Imports only the `generation` leaf package.
 """
 
 from rubrics.agents import BuiltChecklist, build_checklist

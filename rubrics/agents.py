@@ -23,10 +23,10 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
-from llm.base import Backend, JsonSchema
-from llm.conversation import detect_language, message_text, render_conversation, target_text
-from llm.errors import InvalidRequest
-from llm.schemas import (
+from generation.base import Backend, JsonSchema
+from generation.conversation import detect_language, message_text, render_conversation, target_text
+from generation.errors import InvalidRequest
+from generation.schemas import (
     LINE_CHARS,
     array,
     clip,
@@ -35,8 +35,8 @@ from llm.schemas import (
     one_of,
     text,
 )
-from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
-from llm.types import ChatParams, Message, Usage
+from generation.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
+from generation.types import ChatParams, Message, Usage
 from rubrics.budget import NAME, REASON, SENTENCE, fitted
 from rubrics.checklist import ANY, Checklist, Dimension, Limits, name_key
 from rubrics.checks.extract import checks_schema, from_agent, kinds_prompt, merge

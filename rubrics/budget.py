@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from llm.base import JsonSchema
-from llm.types import ChatParams
+from generation.base import JsonSchema
+from generation.types import ChatParams
 
 # What each kind of generated field needs, in characters (sent as the schema's maxLength).
 NAME = 60        # a dimension or candidate name

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from llm.conversation import detect_language
+from generation.conversation import detect_language
 from rubrics.checklist import Checklist
 from rubrics.writingbench import from_writingbench, record_criteria
 

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
-from llm.conversation import normalised_conversation
-from llm.types import Message
+from generation.conversation import normalised_conversation
+from generation.types import Message
 from rubrics.checklist import Checklist, ChecklistInvalid, from_json, to_json
 
 log = logging.getLogger(__name__)

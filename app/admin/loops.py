@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, Request
 
 from app.http.auth import Principal, require_admin
-from llm.errors import InvalidRequest, NotFound
+from generation.errors import InvalidRequest, NotFound
 from loops.options import STOP_REASONS
 from store.errors import InvalidCursor
 

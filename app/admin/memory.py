@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.admin.memory_service import MemoryAdmin, Name, Prose, Trajectory, experience_json
 from app.http.auth import Principal, require_admin
-from llm.errors import InvalidRequest
+from generation.errors import InvalidRequest
 
 router = APIRouter(prefix="/admin/memories")
 

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from llm.errors import InvalidRequest, NotFound, RedraftError
+from generation.errors import InvalidRequest, NotFound, RedraftError
 from memory.bank import Hit, MemoryBank, Remembered
 from memory.index import RebuildReport
 from store.errors import InvalidCursor

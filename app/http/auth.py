@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from llm.errors import AuthenticationFailed, PermissionDenied
+from generation.errors import AuthenticationFailed, PermissionDenied
 
 ANONYMOUS = "anonymous"
 DEFAULT_NAMESPACE = "default"

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from llm.errors import PayloadTooLarge
+from generation.errors import PayloadTooLarge
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

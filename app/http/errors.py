@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from app.http.logs import current_request_id
-from llm.errors import RedraftError
+from generation.errors import RedraftError
 from store.errors import Conflict
 
 log = logging.getLogger("redraft.errors")

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from llm.errors import RateLimited
+from generation.errors import RateLimited
 
 log = logging.getLogger(__name__)
 

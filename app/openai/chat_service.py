@@ -24,7 +24,7 @@ from app.openai.loop_service import Job, LoopRun, LoopService, answer_chunks
 from app.openai.reflection import summary
 from app.openai.streaming import DONE, sse, sse_comment
 from app.openai.wire import ChatCompletionRequest
-from llm.types import Chunk, Usage
+from generation.types import Chunk, Usage
 from loops.record import usage_dict
 from loops.trace import LoopTrace
 

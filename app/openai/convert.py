@@ -7,8 +7,8 @@ import uuid
 from typing import Any
 
 from app.openai.wire import ChatCompletionRequest
-from llm.errors import InvalidRequest
-from llm.types import ChatParams, Chunk, Completion, Message
+from generation.errors import InvalidRequest
+from generation.types import ChatParams, Chunk, Completion, Message
 from loops.record import usage_dict
 
 

@@ -22,8 +22,8 @@ from app.http.metrics import Metrics
 from app.openai.reflection import checklist_spec, loop_options, skip_reason
 from app.openai.wire import ReflectionOptions
 from app.settings import ReflectionSettings
-from llm.base import Backend
-from llm.types import ChatParams, Chunk, ChunkChoice, Completion, Message, Usage
+from generation.base import Backend
+from generation.types import ChatParams, Chunk, ChunkChoice, Completion, Message, Usage
 from loops.controller import ReflectionLoop
 from loops.memory_step import MemoryStep
 from loops.record import to_record

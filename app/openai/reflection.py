@@ -7,7 +7,7 @@ from typing import Any
 
 from app.openai.wire import ReflectionOptions
 from app.settings import ReflectionSettings
-from llm.errors import InvalidRequest
+from generation.errors import InvalidRequest
 from loops.checklists import ChecklistSpec
 from loops.options import LoopOptions
 from loops.record import candidate_record, dimension_scores, stage_usage, usage_dict

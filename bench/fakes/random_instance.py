@@ -106,7 +106,7 @@ def _resolve(root: dict[str, Any], ref: str) -> dict[str, Any]:
     return node
 
 
-# How redraft's follow-up to an unusable structured answer opens (llm.structured.RETRY).
+# How redraft's follow-up to an unusable structured answer opens (generation.structured.RETRY).
 RETRY_OPENING = "Your previous answer could not be used"
 
 

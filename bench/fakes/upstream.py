@@ -33,12 +33,12 @@ from typing import Any
 
 import orjson
 
-try:
-    from bench.fakes.replies import Reply, Responder
-    from bench.fakes.structured import MODES, admit, owned_by
-except ImportError:  # run by path (run_subprocess): the siblings are on sys.path instead
-    from fake_replies import Reply, Responder  # type: ignore[no-redef]
-    from fake_structured import MODES, admit, owned_by  # type: ignore[no-redef]
+if __package__ in (None, ""):  # run by path (run_subprocess): the checkout's root is not
+    # on sys.path, and `bench` is not installed (benches run from the checkout)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__)))))
+from bench.fakes.replies import Reply, Responder  # noqa: E402
+from bench.fakes.structured import MODES, admit, owned_by  # noqa: E402
 
 _JSON = [(b"content-type", b"application/json")]
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]

@@ -34,9 +34,9 @@ import aiohttp
 
 from bench.checks_extraction import load
 from bench.checks_pass import DATA
-from llm.openai import OpenAIBackend
-from llm.openai.dialects import loosen, shape
-from llm.types import ChatParams
+from generation.openai import OpenAIBackend
+from generation.openai.dialects import loosen, shape
+from generation.types import ChatParams
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions

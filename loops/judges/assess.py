@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 
 from pydantic import Field
 
-from llm.base import Backend, JsonSchema
-from llm.errors import ContextOverflow
-from llm.schemas import EVIDENCE_CHARS, array, clip, obj, text
-from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema
-from llm.types import ChatParams, Message, Usage
+from generation.base import Backend, JsonSchema
+from generation.errors import ContextOverflow
+from generation.schemas import EVIDENCE_CHARS, array, clip, obj, text
+from generation.structured import AnswerInvalid, AnswerModel, ask, for_schema
+from generation.types import ChatParams, Message, Usage
 from loops.options import EvaluationMode
 from loops.prompting import Attempt, template
 from loops.reflection import (

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from llm.base import Backend, JsonSchema
-from llm.conversation import render_conversation, target_text
-from llm.errors import UpstreamError
-from llm.schemas import EVIDENCE_CHARS
-from llm.structured import AnswerModel, ask, for_schema
-from llm.types import ChatParams, Message, Usage
+from generation.base import Backend, JsonSchema
+from generation.conversation import render_conversation, target_text
+from generation.errors import UpstreamError
+from generation.schemas import EVIDENCE_CHARS
+from generation.structured import AnswerModel, ask, for_schema
+from generation.types import ChatParams, Message, Usage
 from loops.checklists import Resolved
 from loops.judges.assess import Assessment
 from loops.prompting import Attempt, language_rule, template

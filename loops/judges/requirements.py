@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llm.conversation import message_text, target_text
-from llm.types import Message, Usage
+from generation.conversation import message_text, target_text
+from generation.types import Message, Usage
 from loops.checklists import Resolved
 from loops.judges.assess import Assessment
 from loops.prompting import Attempt

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from llm.errors import NotFound, RedraftError
+from generation.errors import NotFound, RedraftError
 from rubrics.checklist import Checklist, ChecklistInvalid, from_json
 
 # Pack name -> file, relative to this package. Nothing scans the folder.

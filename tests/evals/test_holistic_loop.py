@@ -8,10 +8,10 @@ import jsonschema
 import pytest
 
 from bench.fakes.writer import WriterResponder
-from llm.base import JsonSchema, schema_response_format
-from llm.errors import UpstreamUnavailable
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams, Message
+from generation.base import JsonSchema, schema_response_format
+from generation.errors import UpstreamUnavailable
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams, Message
 from loops.controller import ReflectionLoop
 from loops.judges.holistic import HolisticOut, holistic_schema
 from loops.options import LoopOptions

@@ -13,7 +13,7 @@ from app.admin import memory as admin_memory
 from app.admin.ui import routes as admin_ui
 from app.factory import create_app
 from app.settings import load_settings
-from llm.scripted import ScriptedBackend
+from generation.scripted import ScriptedBackend
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from app.admin import memory as admin_memory
 from app.factory import create_app
 from app.settings import load_settings
-from llm.scripted import ScriptedBackend
+from generation.scripted import ScriptedBackend
 from store.errors import Conflict
 from store.records import ExperienceRecord, LoopRecord
 

@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 
 from app.http.limits import RedisLimiter
-from llm.errors import RateLimited
+from generation.errors import RateLimited
 
 pytestmark = pytest.mark.redis
 

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from app.factory import create_app
 from app.settings import load_settings
-from llm.errors import UpstreamUnavailable
-from llm.scripted import ScriptedBackend
+from generation.errors import UpstreamUnavailable
+from generation.scripted import ScriptedBackend
 from loops.record import stored_checks
 
 URL = "/v1/chat/completions"
@@ -244,7 +244,7 @@ async def test_a_loop_cancelled_mid_way_is_not_recorded(model):
     from app.openai.loop_service import LoopService
     from app.openai.wire import ChatCompletionRequest
     from app.settings import ReflectionSettings
-    from llm.types import ChatParams
+    from generation.types import ChatParams
     from loops.checklists import ChecklistProvider
     from loops.controller import ReflectionLoop
     from rubrics.cache import MemoryChecklistCache

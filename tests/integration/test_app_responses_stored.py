@@ -11,7 +11,7 @@ import pytest
 
 from app.http.metrics import Metrics
 from app.openai.responses.stored import StoredResponses, response_id
-from llm.errors import NotFound
+from generation.errors import NotFound
 from store import ResponseRecord, Store
 from store.group_commit import ResponseWriter
 

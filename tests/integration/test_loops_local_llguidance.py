@@ -20,10 +20,10 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 pytest.importorskip("llguidance")
 
-from llm.local import LocalBackend  # noqa: E402
-from llm.scripted import Call  # noqa: E402
-from llm.structured import RETRY  # noqa: E402
-from llm.types import ChatParams  # noqa: E402
+from generation.local import LocalBackend  # noqa: E402
+from generation.scripted import Call  # noqa: E402
+from generation.structured import RETRY  # noqa: E402
+from generation.types import ChatParams  # noqa: E402
 from loops.checklists import ChecklistSpec, Resolved  # noqa: E402
 from loops.controller import ReflectionLoop  # noqa: E402
 from loops.memory_step import MemoryStep  # noqa: E402

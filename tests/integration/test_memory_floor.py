@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.memory_step import MemoryStep, replaces_task
 from memory import MemoryBank, VectorIndex, build_embedder
 from store import ExperienceRecord, Store

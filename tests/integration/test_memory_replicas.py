@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from app.factory import create_app
 from app.settings import load_settings
-from llm.scripted import ScriptedBackend
+from generation.scripted import ScriptedBackend
 
 ADMIN = {"Authorization": "Bearer sk-admin"}
 

@@ -122,7 +122,7 @@ def backend(converted: Converted) -> Iterator[Any]:
     outside the tests' event loops: it holds no loop-bound state between calls)."""
     import asyncio
 
-    from llm.local import LocalBackend
+    from generation.local import LocalBackend
 
     local = LocalBackend(str(converted.folder), device="cpu", threads=1)
     asyncio.run(local.start())

@@ -24,7 +24,7 @@ def completion_tokens(tokenizer, text: str, finish_reason: str) -> int:
 
 
 def test_the_conversion_is_cached_and_a_second_load_does_not_convert(converted, packaged_gguf):
-    from llm.local.source import cached_folder
+    from generation.local.source import cached_folder
 
     def must_not_run(gguf, out):
         raise AssertionError("converted again")

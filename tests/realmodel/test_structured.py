@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from llm.types import ChatParams
+from generation.types import ChatParams
 from loops.judges.assess import AssessOut, assess_schema
 from loops.judges.holistic import HolisticOut, holistic_schema
 from loops.reflection import ReflectionOut, reflection_schema
@@ -89,7 +89,7 @@ KINDS: dict[str, tuple[dict[str, Any], Callable[[Any], Any], str]] = {
 
 @pytest.mark.parametrize("kind", list(KINDS))
 async def test_structured_answers_validate_against_their_schema(backend, tokenizer, kind):
-    from llm.local.constrain import closing_reserve
+    from generation.local.constrain import closing_reserve
 
     schema, read, ask = KINDS[kind]
     messages = [{"role": "system", "content": "You answer with a single JSON object."},

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from llm.types import ChatParams
+from generation.types import ChatParams
 from rubrics.checklist import Band, Checklist, Dimension, to_json
 
 CHECKLIST = json.loads(to_json(Checklist(dimensions=(

@@ -134,8 +134,8 @@ class ScriptedJudge:
     def __init__(self) -> None:
         import asyncio
 
-        from llm.scripted import ScriptedBackend
-        from llm.types import ChatParams
+        from generation.scripted import ScriptedBackend
+        from generation.types import ChatParams
 
         reply = json.dumps({"scores": {"Clarity": {"evidence": "", "score": 8}}})
         self.backend = ScriptedBackend(default=reply)

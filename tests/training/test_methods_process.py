@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from tests.training.methods_cases import CHECKLIST, FakeJudge
 from training.rewards.process import ProcessReward, combine, process_score
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from llm.scripted import ScriptedBackend
+from generation.scripted import ScriptedBackend
 from tests.training.methods_cases import FakeJudge, row
 from training.rewards.pairwise import PairwiseReward
 from training.rewards.references import ReferenceScheduler, SchedulerCallback, ladder

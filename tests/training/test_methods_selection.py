@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from llm.errors import UpstreamUnavailable
-from llm.scripted import ScriptedBackend
+from generation.errors import UpstreamUnavailable
+from generation.scripted import ScriptedBackend
 from tests.training.methods_cases import row
 from training.data.selection import Competitor, select_margin, select_with_competitor
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from llm.errors import UpstreamUnavailable
-from llm.scripted import ScriptedBackend
+from generation.errors import UpstreamUnavailable
+from generation.scripted import ScriptedBackend
 from tests.training.methods_cases import candidate, reflection, row
 from training.data.think import Voice, split_think, think_text, trajectory
 

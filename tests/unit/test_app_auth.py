@@ -6,7 +6,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from app.http.auth import Authenticator, Principal, require_admin, require_user
-from llm.errors import AuthenticationFailed, PermissionDenied, RedraftError
+from generation.errors import AuthenticationFailed, PermissionDenied, RedraftError
 
 KEYS = {"sk-alpha": "team-a", "sk-beta": "default"}
 

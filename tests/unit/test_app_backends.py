@@ -5,9 +5,9 @@ import pytest
 from app.backends import BACKENDS, build_backend, build_judge
 from app.http.metrics import Metrics
 from app.settings import load_settings
-from llm.local import LocalBackend
-from llm.openai import OpenAIBackend
-from llm.vllm import VllmBackend
+from generation.local import LocalBackend
+from generation.openai import OpenAIBackend
+from generation.vllm import VllmBackend
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +50,7 @@ def test_no_upstream_means_the_local_model(tmp_path):
 
 
 def test_a_local_model_that_does_not_exist_is_refused_before_anything_starts(tmp_path):
-    from llm.local import ModelLoadError
+    from generation.local import ModelLoadError
 
     with pytest.raises(ModelLoadError, match=r"^REDRAFT_MODEL: .*no-such does not exist; point"):
         build_backend(load_settings(model=str(tmp_path / "no-such")), Metrics())

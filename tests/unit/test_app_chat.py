@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 
 from app.factory import create_app
 from app.settings import load_settings
-from llm.errors import UpstreamUnavailable
-from llm.scripted import ScriptedBackend
+from generation.errors import UpstreamUnavailable
+from generation.scripted import ScriptedBackend
 
 URL = "/v1/chat/completions"
 MSG = [{"role": "user", "content": "Write a haiku about rain."}]
@@ -95,7 +95,7 @@ def test_failure_before_first_chunk_is_a_real_status(client, backend):
 
 def test_failure_mid_stream_sends_one_error_event_then_done(client, backend, monkeypatch):
     async def broken(messages, params, schema=None):
-        from llm.types import Chunk, ChunkChoice
+        from generation.types import Chunk, ChunkChoice
 
         yield Chunk((ChunkChoice(0, content="par", role="assistant"),))
         raise UpstreamUnavailable("upstream went away")

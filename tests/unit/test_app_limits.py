@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from app.http.limits import MemoryLimiter, NoLimiter, RedisLimiter, build_limiter
-from llm.errors import RateLimited
+from generation.errors import RateLimited
 
 
 class Clock:

@@ -13,8 +13,8 @@ from app.openai.responses.convert import Answer, to_chat, to_response
 from app.openai.responses.events import ResponseEvents
 from app.openai.responses.items import check_conversation, normalise
 from app.openai.responses.wire import MessageItem, ResponseCreateRequest
-from llm.errors import InvalidRequest
-from llm.types import Chunk, ChunkChoice, Usage
+from generation.errors import InvalidRequest
+from generation.types import Chunk, ChunkChoice, Usage
 from tests.openai_schema import assert_valid, problems
 
 

@@ -15,7 +15,7 @@ from app.admin.ui.charts import Point, running_best, trajectory_chart
 from app.admin.ui.session import COOKIE, SessionSigner
 from app.factory import create_app
 from app.settings import load_settings
-from llm.scripted import ScriptedBackend
+from generation.scripted import ScriptedBackend
 from store.experiences import ExperienceRepository
 from store.records import CandidateRecord, ExperienceRecord, LoopRecord
 

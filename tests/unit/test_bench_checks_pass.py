@@ -16,8 +16,8 @@ from bench.checks_pass import (
     outcome,
     summary,
 )
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.options import LoopOptions
 from rubrics.checks import Check
 from store import Store

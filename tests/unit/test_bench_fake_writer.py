@@ -17,10 +17,10 @@ import pytest
 from bench.fakes.replies import instance
 from bench.fakes.upstream import FakeUpstream, make_responder, run_in_thread, run_subprocess
 from bench.fakes.writer import REVISION_MARK, WriterResponder
-from llm.base import schema_response_format
-from llm.openai import OpenAIBackend
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams, Message
+from generation.base import schema_response_format
+from generation.openai import OpenAIBackend
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams, Message
 from loops.checklists import ChecklistSpec, Resolved
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions

@@ -10,8 +10,8 @@ import json
 from bench.quality import METHODS, one, summary
 from evals.judge import Judge
 from evals.queries import load_queries
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from rubrics.cache import MemoryChecklistCache

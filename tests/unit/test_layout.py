@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FLOORS = {"llm": 0, "store": 0, "rubrics": 1, "memory": 1, "loops": 2,
+FLOORS = {"generation": 0, "store": 0, "rubrics": 1, "memory": 1, "loops": 2,
           "app": 3, "training": 3, "evals": 3, "bench": 4}
 ALLOWED_SIDEWAYS = {("app", "evals")}  # the CLI dispatches `redraft eval`
-NO_FASTAPI = ("llm", "store", "rubrics", "memory", "loops", "training", "evals")
+NO_FASTAPI = ("generation", "store", "rubrics", "memory", "loops", "training", "evals")
 MAX_MODULES = 12
 
 
@@ -131,3 +131,15 @@ def test_no_folder_holds_more_than_twelve_modules() -> None:
             if len(modules) > MAX_MODULES:
                 crowded[str(folder.relative_to(ROOT))] = len(modules)
     assert not crowded, f"folders over {MAX_MODULES} modules: {crowded}"
+
+
+def test_pip_installs_the_product_packages_only():
+    """`pip install` puts our top-level packages into site-packages: none may be a name that a
+    popular distribution installs too (`llm` is the `llm` CLI's), and the benches stay in the
+    checkout."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    included = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
+    assert included == set(FLOORS) - {"bench"} | {"migrations"}
+    assert not (ROOT / "llm").exists()

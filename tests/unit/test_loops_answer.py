@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.answer import clean_answer, looping, off_language, padded, scaffolding
 from loops.options import LoopOptions
 from loops.prompting import render_history

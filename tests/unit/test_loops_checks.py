@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from bench.fakes.writer import revision_parts
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.answer import CHECK_WEIGHT, SHRINK_PENALTY, asks_shorter, best, finished, rank, shrank
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
@@ -287,7 +287,7 @@ class ShrinkingMemory:
     def __init__(self) -> None:
         from types import SimpleNamespace
 
-        from llm.types import Usage
+        from generation.types import Usage
 
         lesson = SimpleNamespace(hit=SimpleNamespace(experience=SimpleNamespace(text="end it")))
         self.recalled = SimpleNamespace(hits=[lesson], selected=[lesson], usage=Usage(), calls=0,
@@ -297,7 +297,7 @@ class ShrinkingMemory:
         return self.recalled
 
     async def revise(self, recalled, query, draft, params):
-        from llm.types import Choice, Completion, Usage
+        from generation.types import Choice, Completion, Usage
 
         return FRAGMENT, Completion((Choice(0, FRAGMENT, "stop"),), Usage(), "m")
 

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.fakes.writer import revision_parts
-from llm.errors import UpstreamUnavailable
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams, Usage
+from generation.errors import UpstreamUnavailable
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams, Usage
 from loops.checklists import ChecklistSpec, Resolved
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions

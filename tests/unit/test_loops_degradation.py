@@ -10,9 +10,9 @@ import asyncio
 import json
 from typing import Any
 
-from llm.errors import ContextOverflow, UpstreamTimeout
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.errors import ContextOverflow, UpstreamTimeout
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
 from loops.record import RETRIED_KEY, SAME_AS_KEY, to_record

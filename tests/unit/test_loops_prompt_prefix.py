@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bench.fakes.writer import WriterResponder, revision_parts
 from bench.loop_prompts import prefix_share, prompt_tokens
-from llm.types import ChatParams
+from generation.types import ChatParams
 from loops.checklists import ChecklistSpec, Resolved
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions

@@ -14,10 +14,10 @@ import pytest
 from pydantic import BaseModel
 
 from bench.fakes.random_instance import RandomInstance
-from llm.schemas import strict_problems
-from llm.scripted import ScriptedBackend
-from llm.structured import RETRY
-from llm.types import ChatParams
+from generation.schemas import strict_problems
+from generation.scripted import ScriptedBackend
+from generation.structured import RETRY
+from generation.types import ChatParams
 from loops.checklists import ChecklistSpec, Resolved
 from loops.controller import ReflectionLoop
 from loops.judges.assess import assess_schema

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.judges.assess import judged_alike, word_jaccard
 from loops.options import LoopOptions
 from loops.record import REJUDGED_KEY, candidate_record, dimension_scores

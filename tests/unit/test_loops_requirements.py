@@ -8,8 +8,8 @@ import asyncio
 import json
 from dataclasses import replace
 
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
 from loops.rewrite import VARIED_TEMPERATURE

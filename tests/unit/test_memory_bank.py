@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from llm.errors import InvalidRequest, NotFound
+from generation.errors import InvalidRequest, NotFound
 from memory import HashingEmbedder, LocalNotices, MemoryBank, VectorIndex
 from memory.index import vector_from
 from store import ExperienceRecord, Store

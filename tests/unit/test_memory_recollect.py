@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from memory import BankConfig, HashingEmbedder, MemoryBank, VectorIndex
 from memory.bank import Hit
 from memory.recollect import select, summarise, task_key

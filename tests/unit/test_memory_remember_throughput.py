@@ -13,7 +13,7 @@ import pytest
 
 from app.services import close_services, open_services
 from app.settings import ConfigError, load_settings
-from llm.scripted import ScriptedBackend
+from generation.scripted import ScriptedBackend
 from memory import HashingEmbedder, MemoryBank, VectorIndex
 from store import ExperienceRecord, Store
 

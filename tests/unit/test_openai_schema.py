@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from app.openai.convert import to_chunk, to_response
-from llm.types import Choice, Chunk, ChunkChoice, Completion, Usage
+from generation.types import Choice, Chunk, ChunkChoice, Completion, Usage
 from tests.openai_schema import _resolved, problems
 
 GOOD = {

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from llm.errors import UpstreamError, UpstreamUnavailable
-from llm.schemas import strict_problems
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.errors import UpstreamError, UpstreamUnavailable
+from generation.schemas import strict_problems
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from rubrics.agents import build_checklist
 from rubrics.packs import PackLibrary
 from rubrics.repair import generic_band

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from loops.judges.assess import assess_schema
 from loops.judges.holistic import holistic_schema
 from loops.reflection import reflection_schema

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llm.errors import InvalidRequest
+from generation.errors import InvalidRequest
 from rubrics.checklist import (
     ANY,
     GENERATED,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from llm.schemas import strict_problems
+from generation.schemas import strict_problems
 from rubrics.checks import KINDS, Check, ParamsInvalid, pass_rate, run_checks
 from rubrics.checks.counts import count_paragraphs, count_sections, count_sentences
 from rubrics.checks.jsonsubset import problems

@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 
 from bench.fakes.random_instance import RandomInstance
-from llm.schemas import strict_problems
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams
+from generation.schemas import strict_problems
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams
 from rubrics.agents import build_checklist
 from rubrics.checklist import Band, Checklist, Dimension, checklist_id, from_json, to_json
 from rubrics.checks import KINDS, Check

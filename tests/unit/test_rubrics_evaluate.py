@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from llm.errors import UpstreamError, UpstreamUnavailable
-from llm.scripted import ScriptedBackend
-from llm.types import ChatParams, Choice, Completion
+from generation.errors import UpstreamError, UpstreamUnavailable
+from generation.scripted import ScriptedBackend
+from generation.types import ChatParams, Choice, Completion
 from rubrics.checklist import Checklist
 from rubrics.evaluate import Judged, evaluate
 from rubrics.evidence import FLAG, quoted

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from llm.conversation import detect_language
-from llm.errors import NotFound, RedraftError
+from generation.conversation import detect_language
+from generation.errors import NotFound, RedraftError
 from rubrics.checklist import ChecklistInvalid, checklist_id
 from rubrics.packs import PackLibrary
 from rubrics.writingbench import from_writingbench, record_criteria, to_writingbench

@@ -11,7 +11,7 @@ import memory.embedders as embedders
 from app.http.metrics import Metrics
 from app.openai.loop_service import LoopService
 from bench.soak import parse_mix, trend
-from llm.scripted import ScriptedBackend
+from generation.scripted import ScriptedBackend
 
 
 async def test_remembering_past_the_cap_is_skipped_and_counted() -> None:

@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from llm.conversation import message_text, normalised_conversation
+from generation.conversation import message_text, normalised_conversation
 from loops.record import ANSWER_KEY, CUT_KEY, answer_of
 from store import CandidateRecord, LoopRecord
 from training.rewards.checklist import stored_checks

@@ -19,9 +19,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from llm.base import Backend
-from llm.errors import RedraftError
-from llm.types import ChatParams
+from generation.base import Backend
+from generation.errors import RedraftError
+from generation.types import ChatParams
 from rubrics.checklist import from_json
 from rubrics.evaluate import evaluate
 

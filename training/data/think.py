@@ -23,9 +23,9 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llm.base import Backend
-from llm.errors import RedraftError
-from llm.types import ChatParams
+from generation.base import Backend
+from generation.errors import RedraftError
+from generation.types import ChatParams
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 

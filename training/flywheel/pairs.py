@@ -19,8 +19,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from llm.openai import OpenAIBackend
-from llm.types import ChatParams
+from generation.openai import OpenAIBackend
+from generation.types import ChatParams
 from training.errors import UsageError
 from training.rewards.pairwise import compare
 

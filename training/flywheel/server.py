@@ -26,8 +26,8 @@ from typing import Self
 
 import httpx
 
-from llm.local.model import ModelLoadError
-from llm.local.source import cached_folder, locate
+from generation.local.model import ModelLoadError
+from generation.local.source import cached_folder, locate
 from training.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def free_port() -> int:
 def model_folder(model: str | None, cache: Path) -> Path:
     """The Hugging Face folder of `--model`: a folder as it is; a .gguf file, or the embedded
     default when none is given, converted once into `cache` (as the server converts it)."""
-    from llm.local.source import DEFAULT_MODEL
+    from generation.local.source import DEFAULT_MODEL
 
     if model is not None and not Path(model).expanduser().exists():
         raise UsageError(f"--model {model}: no such folder or .gguf file")

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from llm.errors import RedraftError
+from generation.errors import RedraftError
 from loops.answer import CHECK_WEIGHT
 from rubrics.checklist import ChecklistInvalid, from_json
 from rubrics.checks import Check, pass_rate, run_checks

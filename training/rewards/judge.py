@@ -13,8 +13,8 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from llm.openai import OpenAIBackend
-from llm.types import ChatParams
+from generation.openai import OpenAIBackend
+from generation.types import ChatParams
 from training.errors import UsageError
 
 T = TypeVar("T")

@@ -12,8 +12,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from llm.base import Backend
-from llm.types import ChatParams
+from generation.base import Backend
+from generation.types import ChatParams
 
 T = TypeVar("T")
 

@@ -19,12 +19,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from llm.base import Backend, JsonSchema
-from llm.conversation import render_conversation
-from llm.errors import RedraftError
-from llm.schemas import obj, one_of, text
-from llm.structured import AnswerModel, ask, for_schema, system_user
-from llm.types import ChatParams, Message
+from generation.base import Backend, JsonSchema
+from generation.conversation import render_conversation
+from generation.errors import RedraftError
+from generation.schemas import obj, one_of, text
+from generation.structured import AnswerModel, ask, for_schema, system_user
+from generation.types import ChatParams, Message
 from rubrics.checklist import ChecklistInvalid, from_json
 from rubrics.evaluate import render_checklist
 from rubrics.templates import render

@@ -20,12 +20,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from llm.base import Backend, JsonSchema
-from llm.conversation import render_conversation
-from llm.errors import RedraftError
-from llm.schemas import array, obj, one_of, text
-from llm.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
-from llm.types import ChatParams, Message
+from generation.base import Backend, JsonSchema
+from generation.conversation import render_conversation
+from generation.errors import RedraftError
+from generation.schemas import array, obj, one_of, text
+from generation.structured import AnswerInvalid, AnswerModel, ask, for_schema, system_user
+from generation.types import ChatParams, Message
 from rubrics.checklist import ChecklistInvalid, from_json
 from rubrics.evaluate import render_checklist
 from rubrics.templates import render

@@ -17,8 +17,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from llm.openai import OpenAIBackend
-from llm.types import ChatParams
+from generation.openai import OpenAIBackend
+from generation.types import ChatParams
 from training.config import ExportConfig
 from training.data.dataset import VERSION, content_hash, split, write_dataset
 from training.data.rows import Counter as TokenCounter

@@ -18,9 +18,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from llm.errors import RedraftError
-from llm.openai import OpenAIBackend
-from llm.types import ChatParams
+from generation.errors import RedraftError
+from generation.openai import OpenAIBackend
+from generation.types import ChatParams
 from training.config import ProcessbenchConfig
 from training.data.dataset import read_manifest, read_rows
 from training.errors import UsageError

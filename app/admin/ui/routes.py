@@ -8,7 +8,7 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from app.admin.ui import guard, queries, views
 from app.admin.ui.guard import UiSession, require_ui_session
 from app.admin.ui.render import SECURITY_HEADERS, STYLESHEET, page
-from llm.errors import PermissionDenied, RedraftError
+from generation.errors import PermissionDenied, RedraftError
 from store.errors import InvalidCursor
 
 router = APIRouter(prefix="/admin/ui", include_in_schema=False)

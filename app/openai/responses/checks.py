@@ -19,7 +19,7 @@ from app.openai.responses.wire import (
     ResponseCreateRequest,
     ToolChoiceFunction,
 )
-from llm.errors import InvalidRequest
+from generation.errors import InvalidRequest
 
 # Why each OpenAI feature above is refused when asked for; its "off" values pass.
 _UNSUPPORTED: dict[str, tuple[tuple[Any, ...], str]] = {

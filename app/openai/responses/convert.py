@@ -19,7 +19,7 @@ from app.openai.responses.wire import (
     ResponseCreateRequest,
     ToolChoiceFunction,
 )
-from llm.types import ChatParams, Completion, Message, Usage
+from generation.types import ChatParams, Completion, Message, Usage
 from loops.trace import LoopTrace
 
 

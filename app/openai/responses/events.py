@@ -15,7 +15,7 @@ import orjson
 
 from app.openai.responses.convert import Answer, call_item, message_item, text_part
 from app.openai.responses.items import Item, item_id
-from llm.types import Chunk, ChunkChoice, Usage
+from generation.types import Chunk, ChunkChoice, Usage
 
 
 def sse_event(payload: dict[str, Any]) -> bytes:

@@ -24,7 +24,7 @@ from app.openai.responses.wire import (
     ItemReference,
     MessageItem,
 )
-from llm.errors import InvalidRequest
+from generation.errors import InvalidRequest
 
 Item = dict[str, Any]
 FindItem = Callable[[str], Awaitable[Item | None]]

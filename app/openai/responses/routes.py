@@ -13,7 +13,7 @@ from app.http.auth import Principal, require_user
 from app.openai.responses.checks import request_error
 from app.openai.responses.wire import ResponseCreateRequest
 from app.openai.routing import openapi_body, read_body, serve
-from llm.errors import InvalidRequest
+from generation.errors import InvalidRequest
 
 router = APIRouter()
 

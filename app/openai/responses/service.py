@@ -32,7 +32,7 @@ from app.openai.responses.items import Item, check_conversation, parse_input
 from app.openai.responses.stored import StoredResponses, response_id
 from app.openai.responses.wire import ResponseCreateRequest
 from app.openai.streaming import sse_comment
-from llm.types import Chunk
+from generation.types import Chunk
 from store.records import ResponseRecord
 
 # OpenAI's error codes for a failed response; anything else is a server error there.

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from app.http.metrics import Metrics
 from app.openai.responses.items import Item
-from llm.errors import InvalidRequest, NotFound
+from generation.errors import InvalidRequest, NotFound
 from store.errors import InvalidCursor
 from store.group_commit import ResponseWriter
 from store.records import ResponseRecord, new_id

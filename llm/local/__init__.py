@@ -1,7 +1,0 @@
-"""In-process generation with transformers: the backend, its model loading, token-by-token
-decoding with stop strings, and JSON Schema constrained decoding through llguidance."""
-
-from llm.local.backend import LocalBackend
-from llm.local.model import ModelLoadError
-
-__all__ = ["LocalBackend", "ModelLoadError"]
