@@ -42,6 +42,7 @@ def build_openai(settings: Settings, metrics: Metrics) -> Backend:
 
 def build_vllm(settings: Settings, metrics: Metrics) -> Backend:
     from generation.openai import OpenAIBackend
+    from generation.supervisor import SupervisorSettings
     from generation.vllm import VllmBackend
 
     v = settings.vllm
@@ -50,9 +51,10 @@ def build_vllm(settings: Settings, metrics: Metrics) -> Backend:
     def client(base_url: str) -> OpenAIBackend:
         return OpenAIBackend(base_urls=[base_url], **kwargs)
 
+    supervision = SupervisorSettings(startup_timeout=v.startup_timeout,
+                                     restart_delay=v.restart_delay)
     return VllmBackend(command=v.command, model=settings.model, args=v.args, port=v.port,
-                       startup_timeout=v.startup_timeout, restart_delay=v.restart_delay,
-                       client_factory=client)
+                       supervision=supervision, client_factory=client)
 
 
 def build_local(settings: Settings, metrics: Metrics) -> Backend:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness.loadgen import APIS, chat_url, request_body
+from generation.supervisor import stop_process
 
 # Children import bench/ and app/ from this checkout, wherever the benchmark was started.
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -61,15 +62,8 @@ def _spawn(cmd: list[str], env: dict[str, str] | None = None, **kw: Any) -> subp
 
 
 def _stop(proc: subprocess.Popen, name: str) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        _log(f"{name} ignored SIGTERM; killing it")
-        proc.kill()
-        proc.wait(timeout=5)
+    if stop_process(proc, timeout=10):
+        _log(f"{name} ignored SIGTERM; killed it")
 
 
 def _free_port() -> int:

@@ -1,4 +1,5 @@
-"""Reading a chat conversation the way the rubric agents and judges need it.
+"""Reading a chat conversation the way the rubric agents and judges need it, and the prompt
+templates their calls are written from.
 
 The query is the whole conversation; the checklist targets its last user turn.
 """
@@ -7,6 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
+from importlib.resources import files
+from string import Template
 from typing import Any
 
 from generation.types import Message
@@ -80,3 +84,16 @@ def normalised_conversation(messages: Sequence[Message]) -> str:
     """Role and text of every turn with whitespace collapsed: what makes two queries 'the same'."""
     return "\n".join(f"{m.get('role', '')}: {' '.join(message_text(m).split())}"
                      for m in messages)
+
+
+@cache
+def prompt_template(package: str, name: str) -> Template:
+    """`<package>/prompts/<name>.txt`, read once: package files never change while the
+    process runs. string.Template ($name) rather than str.format because the prompts show
+    JSON, whose braces str.format would read as fields."""
+    return Template(files(package).joinpath("prompts", f"{name}.txt").read_text("utf-8"))
+
+
+def render_prompt(package: str, name: str, **values: object) -> str:
+    """The template filled in; a missing value raises KeyError rather than leaking `$name`."""
+    return prompt_template(package, name).substitute(values)

@@ -2,6 +2,8 @@
 
 Generic on purpose (the vLLM backend is its first user): the caller gives the argv and a
 readiness probe; this module owns the process group, its output and the restart policy.
+`stop_process` is the blocking counterpart for a plain `subprocess.Popen` child (benchmarks,
+the training flywheel, test servers).
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -72,6 +76,19 @@ class _Child(asyncio.SubprocessProtocol):
             self._on_line(line)
 
 
+@dataclass(frozen=True, slots=True)
+class SupervisorSettings:
+    """How a supervisor waits for, restarts and stops its child; seconds throughout."""
+
+    startup_timeout: float = 900.0  # from spawn until the probe passes
+    restart_delay: float = 2.0  # before the first restart; doubles on each failed one
+    max_restart_delay: float = 60.0  # the doubling stops here (never below restart_delay)
+    stable_after: float = 60.0  # a child up this long resets the delay to restart_delay
+    stop_grace: float = 30.0  # between SIGTERM and SIGKILL
+    probe_interval: float = 1.0
+    probe_timeout: float = 5.0
+
+
 class ProcessSupervisor:
     """One long-running child process, kept alive.
 
@@ -88,13 +105,7 @@ class ProcessSupervisor:
         name: str,
         hint: str = "",
         env: Mapping[str, str] | None = None,
-        startup_timeout: float = 900.0,
-        restart_delay: float = 2.0,
-        max_restart_delay: float = 60.0,
-        stable_after: float = 60.0,
-        stop_grace: float = 30.0,
-        probe_interval: float = 1.0,
-        probe_timeout: float = 5.0,
+        settings: SupervisorSettings | None = None,
         log_file: Path | None = None,
         logger: logging.Logger | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -103,13 +114,7 @@ class ProcessSupervisor:
         self.name = name
         self.hint = hint
         self.env = dict(env or {})
-        self.startup_timeout = startup_timeout
-        self.restart_delay = restart_delay
-        self.max_restart_delay = max(max_restart_delay, restart_delay)
-        self.stable_after = stable_after
-        self.stop_grace = stop_grace
-        self.probe_interval = probe_interval
-        self.probe_timeout = probe_timeout
+        self.settings = settings or SupervisorSettings()
         self.log_file = log_file
         self.log = logger or logging.getLogger(f"generation.{name}")
         self.restarts = 0
@@ -198,7 +203,7 @@ class ProcessSupervisor:
         assert self._child is not None and self._transport is not None
         exited = self._child.exited
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.startup_timeout
+        deadline = loop.time() + self.settings.startup_timeout
         while True:
             if exited.done():
                 await asyncio.wait({self._child.finished}, timeout=2.0)  # last output lines
@@ -212,27 +217,29 @@ class ProcessSupervisor:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise StartupFailed(
-                    f"{self.name} did not become ready within {self.startup_timeout:g}s."
+                    f"{self.name} did not become ready within {self.settings.startup_timeout:g}s."
                     f"{await self._tail_text()} {self.hint}"
                 )
-            await asyncio.wait({exited}, timeout=min(self.probe_interval, remaining))
+            await asyncio.wait({exited}, timeout=min(self.settings.probe_interval, remaining))
 
     async def _probe_once(self) -> bool:
         try:
-            return await asyncio.wait_for(self._probe(), self.probe_timeout)
+            return await asyncio.wait_for(self._probe(), self.settings.probe_timeout)
         except (TimeoutError, OSError):
             return False
 
     async def _watch(self) -> None:
-        delay = self.restart_delay
+        settings = self.settings
+        delay = settings.restart_delay
+        max_delay = max(settings.max_restart_delay, settings.restart_delay)
         while True:
             assert self._child is not None and self._transport is not None
             began = time.monotonic()
             await asyncio.shield(self._child.exited)  # cancelling us must not cancel it
             if self.state == "closed":
                 return
-            if time.monotonic() - began >= self.stable_after:
-                delay = self.restart_delay
+            if time.monotonic() - began >= settings.stable_after:
+                delay = settings.restart_delay
             self.state = "restarting"
             pid, code = self.pid, self._transport.get_returncode()
             await self._stop_current()  # orphaned workers would keep the port and the GPU
@@ -246,7 +253,7 @@ class ProcessSupervisor:
                 # cancellation when a probe finishes at the same moment, so look as well.
                 if self.state == "closed":
                     return
-                delay = min(max(delay * 2, 0.1), self.max_restart_delay)
+                delay = min(max(delay * 2, 0.1), max_delay)
                 self.restarts += 1
                 try:
                     await self._launch()
@@ -265,10 +272,10 @@ class ProcessSupervisor:
         pid = transport.get_pid()
         if not child.exited.done():
             _signal_group(transport, signal.SIGTERM)
-            await asyncio.wait({child.exited}, timeout=self.stop_grace)
+            await asyncio.wait({child.exited}, timeout=self.settings.stop_grace)
             if not child.exited.done():
                 self.log.warning("%s: pid %d ignored SIGTERM for %gs; killing it",
-                                 self.name, pid, self.stop_grace)
+                                 self.name, pid, self.settings.stop_grace)
         # Also after a clean exit: stragglers left in the group are killed, not orphaned.
         _signal_group(transport, signal.SIGKILL)
         await asyncio.shield(child.exited)
@@ -312,3 +319,18 @@ def _signal_group(transport: asyncio.SubprocessTransport, sig: signal.Signals) -
 def _open_append(path: Path) -> IO[bytes]:
     path.parent.mkdir(parents=True, exist_ok=True)
     return open(path, "ab")  # handed to the child; the caller closes our copy
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0, kill_timeout: float = 5.0) -> bool:
+    """SIGTERM `proc`, wait up to `timeout` seconds, then SIGKILL and reap it; True when it
+    had to be killed. A child that has already exited is only reaped."""
+    if proc.poll() is not None:
+        return False
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=kill_timeout)
+        return True
+    return False

@@ -19,7 +19,7 @@ import aiohttp
 
 from generation.base import Backend, JsonSchema
 from generation.errors import UpstreamUnavailable
-from generation.supervisor import ProcessSupervisor, StartupFailed
+from generation.supervisor import ProcessSupervisor, StartupFailed, SupervisorSettings
 from generation.types import ChatParams, Chunk, Completion, Message
 
 ClientFactory = Callable[[str], Backend]
@@ -55,11 +55,7 @@ class VllmBackend:
         args: str = "",
         host: str = "127.0.0.1",
         port: int = 8001,
-        startup_timeout: float = 900.0,
-        restart_delay: float = 2.0,
-        max_restart_delay: float = 60.0,
-        stop_grace: float = 30.0,
-        probe_interval: float = 1.0,
+        supervision: SupervisorSettings | None = None,
         env: Mapping[str, str] | None = None,
         api_key: str | None = None,
         log_file: Path | None = None,
@@ -84,11 +80,7 @@ class VllmBackend:
             name="vllm",
             hint=_HINT.format(command=command, args=args),
             env=child_env,
-            startup_timeout=startup_timeout,
-            restart_delay=restart_delay,
-            max_restart_delay=max_restart_delay,
-            stop_grace=stop_grace,
-            probe_interval=probe_interval,
+            settings=supervision,
             log_file=log_file,
             logger=logger or logging.getLogger("generation.vllm"),
         )
@@ -194,7 +186,7 @@ def build_argv(command: str, model: str, host: str, port: int, args: str) -> lis
 
 
 def _retry_after(supervisor: ProcessSupervisor) -> int:
-    return max(1, int(supervisor.restart_delay + 0.999))
+    return max(1, int(supervisor.settings.restart_delay + 0.999))
 
 
 async def _port_open(host: str, port: int) -> bool:

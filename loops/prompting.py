@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
-from importlib import resources
+from functools import lru_cache
 from string import Template
 
-from generation.conversation import detect_language
+from generation.conversation import detect_language, prompt_template
 from rubrics.checklist import Checklist, Evaluation
 from rubrics.checks import CheckOutcome
 
 
-@cache
 def template(name: str) -> Template:
     """A prompt template from loops/prompts (read once; the files are package data)."""
-    return Template(resources.files("loops").joinpath("prompts", f"{name}.txt").read_text("utf-8"))
+    return prompt_template("loops", name)
 
 
 @lru_cache(maxsize=1024)

@@ -127,10 +127,14 @@ class VectorIndex:
 
         return await asyncio.to_thread(call)
 
+    def new_shard(self) -> Shard:
+        """An empty shard of this index's size and configuration."""
+        return Shard(self.dim, self.config, self.gpu)
+
     def _shard(self, namespace: str) -> Shard:
         shard = self._shards.get(namespace)
         if shard is None:
-            shard = self._shards[namespace] = Shard(self.dim, self.config, self.gpu)
+            shard = self._shards[namespace] = self.new_shard()
         return shard
 
     async def upsert(self, namespace: str, ids: list[str], vectors: np.ndarray,
@@ -274,7 +278,7 @@ class VectorIndex:
         with np.load(meta_path, allow_pickle=False) as meta:
             ids, labels = meta["ids"].tolist(), meta["labels"].tolist()
             digests, (next_label, trained) = meta["digests"].tolist(), meta["state"].tolist()
-        shard = Shard(self.dim, self.config, self.gpu)
+        shard = self.new_shard()
         shard.index = faiss.read_index(str(index_path))
         if shard.index.ntotal != len(ids) or shard.index.d != self.dim \
                 or len(ids) != entry["count"]:
@@ -303,88 +307,121 @@ class VectorIndex:
         """
         await self.settle()
         shards, saved_sums, problem = await asyncio.to_thread(self._load)
-        seen: dict[str, list[tuple[str, int]]] = {}
-        to_embed: list[tuple[IndexEntry, str, int]] = []
-        to_load: list[tuple[IndexEntry, np.ndarray, int]] = []
-        backfill: list[IndexEntry] = []
-        kept = embedded = loaded = 0
-        relabel: list[str] = []
-
-        async def add(rows: list[tuple[IndexEntry, int]], vectors: np.ndarray) -> None:
-            by_namespace: dict[str, list[int]] = {}
-            for row, (entry, _) in enumerate(rows):
-                by_namespace.setdefault(entry.namespace, []).append(row)
-            for name, picked in by_namespace.items():
-                shard = shards.setdefault(name, Shard(self.dim, self.config, self.gpu))
-                await asyncio.to_thread(shard.upsert, [rows[r][0].id for r in picked],
-                                        vectors[picked], [rows[r][1] for r in picked])
-
-        async def flush_embed() -> None:
-            nonlocal embedded
-            vectors = await embed([text for _, text, _ in to_embed])
-            await add([(e, v) for e, _, v in to_embed], vectors)
-            if on_embedded is not None:
-                await on_embedded([e for e, _, _ in to_embed], vectors)
-            embedded += len(to_embed)
-            to_embed.clear()
-
-        async def flush_load() -> None:
-            nonlocal loaded
-            await add([(e, v) for e, _, v in to_load], np.stack([x for _, x, _ in to_load]))
-            loaded += len(to_load)
-            to_load.clear()
-
+        work = _Reconciliation(self, shards, embed, on_embedded, batch_size)
         async for entry in entries:
-            text = text_of(entry)
-            value = digest(text)
-            seen.setdefault(entry.namespace, []).append((entry.id, value))
-            same_model = entry.embedding_model == self.model
-            stored = vector_from(entry.embedding, self.dim) if same_model else None
-            shard = shards.get(entry.namespace)
-            if same_model and shard is not None and shard.digests.get(entry.id) == value:
-                kept += 1
-                if stored is None and on_embedded is not None:
-                    backfill.append(entry)
-                continue
-            if stored is not None:
-                to_load.append((entry, stored, value))
-                if len(to_load) >= batch_size * 16:  # no model to wait for: bigger steps
-                    await flush_load()
-                continue
-            if not same_model:
-                relabel.append(entry.id)
-            to_embed.append((entry, text, value))
-            if len(to_embed) >= batch_size:
-                await flush_embed()
-        if to_embed:
-            await flush_embed()
-        if to_load:
-            await flush_load()
-        for start in range(0, len(backfill), batch_size * 16):
-            part = backfill[start:start + batch_size * 16]
-            vectors = await asyncio.to_thread(_vectors_of, shards, part)
-            await on_embedded(part, vectors)  # type: ignore[misc]
+            await work.take(entry, text_of(entry))
+        await work.flush()
+        await work.backfill_vectors()
+        removed = await work.drop_gone()
+        reason = problem or ("fresh" if work.matches(saved_sums) else "stale")
+        await self._locked(self._install, work.shards, reason != "fresh" or removed > 0)
+        return RebuildReport(reason, work.kept, work.embedded, removed, tuple(work.relabel),
+                             work.loaded)
+
+    def _install(self, shards: dict[str, Shard], changed: bool) -> None:  # under the lock
+        self._shards = shards
+        if changed:
+            self._save()
+
+
+class _Reconciliation:
+    """One `load_or_rebuild` pass over the SQL rows: the shards it fills (the saved ones to
+    start with), the rows waiting to be embedded or loaded in batches, and what it did."""
+
+    def __init__(self, index: VectorIndex, shards: dict[str, Shard], embed: Embed,
+                 on_embedded: Embedded | None, batch_size: int) -> None:
+        self.index = index
+        self.shards = shards
+        self.embed = embed
+        self.on_embedded = on_embedded
+        self.batch_size = batch_size
+        self.seen: dict[str, list[tuple[str, int]]] = {}  # namespace -> (id, digest) in SQL
+        self.to_embed: list[tuple[IndexEntry, str, int]] = []
+        self.to_load: list[tuple[IndexEntry, np.ndarray, int]] = []
+        self.backfill: list[IndexEntry] = []  # kept from the saved index, vector not in SQL
+        self.kept = self.embedded = self.loaded = 0
+        self.relabel: list[str] = []
+
+    async def take(self, entry: IndexEntry, text: str) -> None:
+        """One row: keep its saved vector, load the one SQL stores, or queue it to embed."""
+        value = digest(text)
+        self.seen.setdefault(entry.namespace, []).append((entry.id, value))
+        same_model = entry.embedding_model == self.index.model
+        stored = vector_from(entry.embedding, self.index.dim) if same_model else None
+        shard = self.shards.get(entry.namespace)
+        if same_model and shard is not None and shard.digests.get(entry.id) == value:
+            self.kept += 1
+            if stored is None and self.on_embedded is not None:
+                self.backfill.append(entry)
+            return
+        if stored is not None:
+            self.to_load.append((entry, stored, value))
+            if len(self.to_load) >= self.batch_size * 16:  # no model to wait for: bigger steps
+                await self._flush_load()
+            return
+        if not same_model:
+            self.relabel.append(entry.id)
+        self.to_embed.append((entry, text, value))
+        if len(self.to_embed) >= self.batch_size:
+            await self._flush_embed()
+
+    async def flush(self) -> None:
+        """The last, partial batches."""
+        if self.to_embed:
+            await self._flush_embed()
+        if self.to_load:
+            await self._flush_load()
+
+    async def backfill_vectors(self) -> None:
+        """Hand SQL the saved vectors of the rows that lack one."""
+        step = self.batch_size * 16
+        for start in range(0, len(self.backfill), step):
+            part = self.backfill[start:start + step]
+            vectors = await asyncio.to_thread(_vectors_of, self.shards, part)
+            await self.on_embedded(part, vectors)  # type: ignore[misc]
+
+    async def drop_gone(self) -> int:
+        """Remove the vectors whose rows are gone and empty shards; retrain those that want
+        another kind of index now. How many vectors were removed."""
         removed = 0
-        for name in list(shards):
-            alive = {i for i, _ in seen.get(name, ())}
-            gone = [i for i in shards[name].labels if i not in alive]
-            removed += await asyncio.to_thread(shards[name].remove, gone) if gone else 0
-            if not len(shards[name]):
-                del shards[name]
-            elif (approximate := shards[name].wanted()) is not None:
-                await asyncio.to_thread(shards[name].rebuild, approximate)
-        sums = {name: checksum(pairs) for name, pairs in seen.items()}
-        fresh = sums == saved_sums and not embedded and not loaded
-        reason = problem or ("fresh" if fresh else "stale")
-        changed = reason != "fresh" or removed
+        for name in list(self.shards):
+            shard = self.shards[name]
+            alive = {i for i, _ in self.seen.get(name, ())}
+            gone = [i for i in shard.labels if i not in alive]
+            removed += await asyncio.to_thread(shard.remove, gone) if gone else 0
+            if not len(shard):
+                del self.shards[name]
+            elif (approximate := shard.wanted()) is not None:
+                await asyncio.to_thread(shard.rebuild, approximate)
+        return removed
 
-        def install() -> None:
-            self._shards = shards
-            if changed:
-                self._save()
+    def matches(self, saved_sums: dict[str, str]) -> bool:
+        """Whether the saved index already held every row, each with its current text."""
+        sums = {name: checksum(pairs) for name, pairs in self.seen.items()}
+        return sums == saved_sums and not self.embedded and not self.loaded
 
-        await self._locked(install)
-        return RebuildReport(reason, kept, embedded, removed, tuple(relabel), loaded)
+    async def _flush_embed(self) -> None:
+        vectors = await self.embed([text for _, text, _ in self.to_embed])
+        await self._add([(e, v) for e, _, v in self.to_embed], vectors)
+        if self.on_embedded is not None:
+            await self.on_embedded([e for e, _, _ in self.to_embed], vectors)
+        self.embedded += len(self.to_embed)
+        self.to_embed.clear()
+
+    async def _flush_load(self) -> None:
+        await self._add([(e, v) for e, _, v in self.to_load],
+                        np.stack([x for _, x, _ in self.to_load]))
+        self.loaded += len(self.to_load)
+        self.to_load.clear()
+
+    async def _add(self, rows: list[tuple[IndexEntry, int]], vectors: np.ndarray) -> None:
+        by_namespace: dict[str, list[int]] = {}
+        for row, (entry, _) in enumerate(rows):
+            by_namespace.setdefault(entry.namespace, []).append(row)
+        for name, picked in by_namespace.items():
+            shard = self.shards.setdefault(name, self.index.new_shard())
+            await asyncio.to_thread(shard.upsert, [rows[r][0].id for r in picked],
+                                    vectors[picked], [rows[r][1] for r in picked])
 
 
 def _vectors_of(shards: dict[str, Shard], entries: list[IndexEntry]) -> np.ndarray:

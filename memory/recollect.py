@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from string import Template
 
 from pydantic import Field
 
 from generation.base import Backend, JsonSchema
-from generation.conversation import render_conversation, target_text
+from generation.conversation import render_conversation, render_prompt, target_text
 from generation.schemas import LINE_CHARS, array, clip, obj, one_of, text
 from generation.structured import AnswerInvalid, AnswerModel, ask, for_schema
 from generation.types import ChatParams, Message, Usage
@@ -28,13 +25,8 @@ KEY_CHARS, KEY_CONSTRAINTS = 120, 8
 EXPERIENCE_CHARS = (20, 2000)
 
 
-@cache
-def _template(name: str) -> Template:
-    return Template(resources.files("memory").joinpath("prompts", f"{name}.txt").read_text("utf-8"))
-
-
 def _user(name: str, **values: object) -> list[Message]:
-    return [{"role": "user", "content": _template(name).substitute(**values)}]
+    return [{"role": "user", "content": render_prompt("memory", name, **values)}]
 
 
 class TaskKey(AnswerModel):

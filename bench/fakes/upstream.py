@@ -1,12 +1,13 @@
 """A fast fake OpenAI-compatible upstream: the thing a proxy benchmark and backend tests hit.
 
 Raw ASGI (no framework) on uvicorn with uvloop + httptools and orjson, so that one core serves
-~10k requests/s and a benchmark measures the proxy in front of it, not this. It imports nothing
-of ours outside bench/. Replies are deterministic (they quote the last user message, see
-`fake_replies`); `responder="writer"` answers redraft's hidden calls like a competent model
-instead (`fake_writer`). Faults are injected through `FakeUpstream.fail / hang / drop`
-in-process, or `POST /_fake/faults` in a subprocess. `structured` makes it take structured-output
-requests like one engine (`bench.fakes.structured`): llama-cpp-python, llama-server, vLLM...
+~10k requests/s and a benchmark measures the proxy in front of it, not this. Of ours it imports
+bench/ and generation's `stop_process` only. Replies are deterministic (they quote the last user
+message, see `fake_replies`); `responder="writer"` answers redraft's hidden calls like a
+competent model instead (`fake_writer`). Faults are injected through `FakeUpstream.fail / hang /
+drop` in-process, or `POST /_fake/faults` in a subprocess. `structured` makes it take
+structured-output requests like one engine (`bench.fakes.structured`): llama-cpp-python,
+llama-server, vLLM...
 
     python -m bench.fakes.upstream --host 127.0.0.1 --port 0 --latency 0 [--responder writer]
         [--structured json_object_schema]
@@ -39,6 +40,7 @@ if __package__ in (None, ""):  # run by path (run_subprocess): the checkout's ro
         __file__)))))
 from bench.fakes.replies import Reply, Responder  # noqa: E402
 from bench.fakes.structured import MODES, admit, owned_by  # noqa: E402
+from generation.supervisor import stop_process  # noqa: E402
 
 _JSON = [(b"content-type", b"application/json")]
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
@@ -372,7 +374,7 @@ class FakeProcess:
 def run_subprocess(*, latency: float = 0.0, host: str = "127.0.0.1",
                    responder: str = "default", args: Sequence[str] = ()) -> Iterator[FakeProcess]:
     """The fake in a subprocess; `args` are more CLI flags (e.g. ["--score-step", "0"])."""
-    # By path, not `-m`: it imports nothing of ours, so it runs from any working directory.
+    # By path, not `-m`: it puts the checkout on sys.path, so it runs from any working directory.
     cmd = [sys.executable, os.path.abspath(__file__), "--host", host, "--port", "0",
            "--latency", str(latency), "--responder", responder, *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -382,11 +384,7 @@ def run_subprocess(*, latency: float = 0.0, host: str = "127.0.0.1",
             raise RuntimeError(f"fake upstream exited with {proc.wait()}")
         yield FakeProcess(proc, f"http://{host}:{json.loads(line)['port']}/v1")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc, timeout=10)
 
 
 def main(argv: list[str] | None = None) -> None:

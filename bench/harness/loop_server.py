@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 
 from bench.fakes.upstream import FakeProcess
+from generation.supervisor import stop_process
 
 REPO = Path(__file__).resolve().parents[2]
 _CHAT = ("/v1/chat/completions", "/chat/completions")
@@ -53,12 +54,7 @@ def redraft_process(upstream: str, data_dir: str, command: str = "",
         try:
             yield f"http://127.0.0.1:{port}", proc
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+            stop_process(proc, timeout=30)
 
 
 async def wait_ready(http: aiohttp.ClientSession, base: str, proc: subprocess.Popen,

@@ -36,6 +36,7 @@ from bench.checks_extraction import load
 from bench.checks_pass import DATA
 from generation.openai import OpenAIBackend
 from generation.openai.dialects import loosen, shape
+from generation.supervisor import stop_process
 from generation.types import ChatParams
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
@@ -171,8 +172,7 @@ async def run_pair(kind: str, program: str, alias: str, gguf: str,
         rates = await decode_rates(url, inner, backend.structured)
         await inner.aclose()
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop_process(proc, timeout=30)
     loops = [r for r in rows if not r.get("forced")]
     return {"server": kind, "model": alias, "probe": status.get("probe"),
             "chosen": (status.get("dialect") or {}).get("form"),

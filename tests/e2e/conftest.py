@@ -21,6 +21,8 @@ import httpx
 import pytest
 from openai import OpenAI
 
+from generation.supervisor import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "e2e-user-key"
 OTHER_KEY = "e2e-other-key"
@@ -112,7 +114,7 @@ class Fake:
 
     def close(self) -> None:
         self.http.close()
-        _stop(self.proc)
+        stop_process(self.proc)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 
@@ -121,16 +123,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
 
 
 class Server:
@@ -174,7 +166,7 @@ class Server:
                 pass
             time.sleep(0.05)
         tail = self.log.read_text(errors="replace")[-3000:]
-        _stop(self.proc)
+        stop_process(self.proc)
         raise RuntimeError(f"redraft did not become healthy; log:\n{tail}")
 
     def client(self, api_key: str = API_KEY, **kw: Any) -> OpenAI:
@@ -182,7 +174,7 @@ class Server:
         return OpenAI(base_url=self.base_url, api_key=api_key, max_retries=0, **kw)
 
     def close(self) -> None:
-        _stop(self.proc)
+        stop_process(self.proc)
 
 
 def sse_lines(server: Server, body: dict[str, Any], api_key: str = API_KEY) -> list[str]:

@@ -20,6 +20,7 @@ import pytest
 
 from generation.openai import OpenAIBackend
 from generation.schemas import EVIDENCE_CHARS, integer, obj, text
+from generation.supervisor import stop_process
 from generation.types import ChatParams
 
 BINARY = os.environ.get("REDRAFT_TEST_LLAMA_SERVER")
@@ -53,8 +54,7 @@ def llama_server() -> Iterator[str]:
             time.sleep(0.2)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_process(proc, timeout=10)
 
 
 async def test_the_probe_finds_json_schema_and_llama_cpp_rules(llama_server: str) -> None:

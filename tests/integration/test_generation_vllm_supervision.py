@@ -11,16 +11,23 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
 import pytest
 
 from generation.errors import UpstreamUnavailable
-from generation.supervisor import ProcessSupervisor, StartupFailed
+from generation.supervisor import (
+    ProcessSupervisor,
+    StartupFailed,
+    SupervisorSettings,
+    stop_process,
+)
 from generation.types import ChatParams, Choice, Chunk, ChunkChoice, Completion, Message, Usage
 from generation.vllm import VllmBackend, build_argv
 
@@ -87,9 +94,12 @@ def port() -> int:
         return s.getsockname()[1]
 
 
+FAST = SupervisorSettings(startup_timeout=20.0, restart_delay=0.05, stop_grace=5.0,
+                          probe_interval=0.05)
+
+
 def make_backend(command: str, port: int, **kw) -> VllmBackend:
-    opts = dict(startup_timeout=20.0, restart_delay=0.05, stop_grace=5.0, probe_interval=0.05,
-                client_factory=HttpClient)
+    opts = dict(supervision=FAST, client_factory=HttpClient)
     return VllmBackend(command=command, model="tiny-model", port=port, **(opts | kw))
 
 
@@ -165,8 +175,8 @@ async def test_kill_9_is_restarted_with_a_new_pid(
     vllm_exe: Path, port: int, tmp_path: Path
 ) -> None:
     workers = tmp_path / "workers"
-    backend = make_backend(f"{vllm_exe} serve", port, restart_delay=0.5,
-                           args=f"--worker-pidfile {workers}")
+    backend = make_backend(f"{vllm_exe} serve", port, args=f"--worker-pidfile {workers}",
+                           supervision=replace(FAST, restart_delay=0.5))
     await backend.start()
     try:
         first = backend.pid
@@ -209,8 +219,9 @@ async def test_failed_restarts_back_off_and_keep_trying(
     argv = build_argv(f"{vllm_exe} serve", "tiny-model", "127.0.0.1", port,
                       f"--starts-file {starts}")  # every start after the first exits 3
     health = HttpClient(f"http://127.0.0.1:{port}/v1")
-    supervisor = ProcessSupervisor(argv, probe=health.ready, name="vllm", restart_delay=0.05,
-                                   max_restart_delay=0.4, probe_interval=0.05, sleep=sleep)
+    settings = SupervisorSettings(restart_delay=0.05, max_restart_delay=0.4, probe_interval=0.05)
+    supervisor = ProcessSupervisor(argv, probe=health.ready, name="vllm", settings=settings,
+                                   sleep=sleep)
     await health.start()
     await supervisor.start()
     try:
@@ -258,8 +269,9 @@ async def test_missing_command_names_the_setting(port: int) -> None:
 
 async def test_startup_timeout_kills_the_child(vllm_exe: Path, port: int, tmp_path: Path) -> None:
     workers = tmp_path / "workers"
-    backend = make_backend(f"{vllm_exe} serve", port, startup_timeout=1.0,
-                           args=f"--never-ready --worker-pidfile {workers}")
+    backend = make_backend(f"{vllm_exe} serve", port,
+                           args=f"--never-ready --worker-pidfile {workers}",
+                           supervision=replace(FAST, startup_timeout=1.0))
     expected = r"did not become ready within 1s[\s\S]*loading forever"
     with pytest.raises(StartupFailed, match=expected):
         await backend.start()
@@ -285,7 +297,8 @@ async def test_aclose_leaves_no_process(
 ) -> None:
     workers = tmp_path / "workers"
     args = f"--worker-pidfile {workers}" + (" --ignore-sigterm" if ignore_sigterm else "")
-    backend = make_backend(f"{vllm_exe} serve", port, stop_grace=0.5, args=args)
+    backend = make_backend(f"{vllm_exe} serve", port, args=args,
+                           supervision=replace(FAST, stop_grace=0.5))
     await backend.start()
     pid = backend.pid
     assert pid is not None
@@ -308,7 +321,8 @@ async def test_composes_the_openai_backend(vllm_exe: Path, port: int) -> None:
     def factory(base_url: str) -> OpenAIBackend:
         return OpenAIBackend([base_url], model="tiny-model", retries=0)
 
-    backend = make_backend(f"{vllm_exe} serve", port, restart_delay=0.3, client_factory=factory)
+    backend = make_backend(f"{vllm_exe} serve", port, client_factory=factory,
+                           supervision=replace(FAST, restart_delay=0.3))
     await backend.start()
     try:
         assert await backend.ready()
@@ -322,3 +336,19 @@ async def test_composes_the_openai_backend(vllm_exe: Path, port: int) -> None:
         assert (await backend.chat(HI, ChatParams())).text == "echo: hi"
     finally:
         await backend.aclose()
+
+
+@pytest.mark.parametrize("ignore_sigterm", [False, True])
+def test_stop_process_kills_a_child_only_once_it_ignores_sigterm(ignore_sigterm: bool) -> None:
+    handler = "signal.SIG_IGN" if ignore_sigterm else "signal.SIG_DFL"
+    script = (f"import signal, time; signal.signal(signal.SIGTERM, {handler}); "
+              "print('up', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "up\n"
+    began = time.monotonic()
+    killed = stop_process(proc, timeout=0.5)
+    proc.stdout.close()
+    assert killed is ignore_sigterm
+    assert proc.returncode == (-signal.SIGKILL if ignore_sigterm else -signal.SIGTERM)
+    assert (time.monotonic() - began >= 0.5) is ignore_sigterm
+    assert stop_process(proc) is False  # already reaped: nothing more to do

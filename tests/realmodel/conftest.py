@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from generation.supervisor import stop_process
 from tests.conftest import Converted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,13 +96,7 @@ class Server:
         return resp.json()
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+        stop_process(self.proc, timeout=10)
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from generation.supervisor import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -88,10 +90,4 @@ class RedraftOnModel:
 
     def close(self) -> None:
         self.http.close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+        stop_process(self.proc, timeout=15)

@@ -8,7 +8,7 @@ import pytest
 
 from generation.errors import UpstreamUnavailable
 from generation.scripted import ScriptedBackend
-from generation.supervisor import StartupFailed
+from generation.supervisor import StartupFailed, SupervisorSettings
 from generation.types import ChatParams
 from generation.vllm import VllmBackend, build_argv
 
@@ -51,7 +51,7 @@ def test_api_key_goes_to_the_child_env_not_its_argv() -> None:
 
 
 async def test_chat_before_start_is_refused_at_once_with_retry_after() -> None:
-    backend = make(restart_delay=2.5)
+    backend = make(supervision=SupervisorSettings(restart_delay=2.5))
     began = time.monotonic()
     with pytest.raises(UpstreamUnavailable, match="vLLM is not started") as info:
         await backend.chat(HI, ChatParams())

@@ -28,6 +28,7 @@ import httpx
 
 from generation.local.model import ModelLoadError
 from generation.local.source import cached_folder, locate
+from generation.supervisor import stop_process
 from training.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,14 +135,8 @@ class ServedProcess:
 
     def close(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        if proc is not None:
+            stop_process(proc, timeout=30, kill_timeout=10)
 
 
 class Server(ServedProcess):
