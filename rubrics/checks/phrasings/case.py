@@ -2,8 +2,7 @@
 all", "entirely in lowercase", "全部使用小写"), all capitals ("in ALL CAPS", "your entire answer
 should be in capital letters", "respond in uppercase only", "全部使用大写字母"), and how many
 words must be written in capitals ("at least 5 words in ALL CAPS", "use all caps for at least
-8 words", "the number of all-caps words must be less than 5", "全大写的单词至少出现3次");
-package-internal.
+8 words", "the number of all-caps words must be less than 5", "全大写的单词至少出现3次").
 
 Case named as a topic ("the difference between uppercase and lowercase letters"), or asked of
 one part only ("write the title in all caps"), is not the response's case."""
@@ -14,21 +13,28 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.common import (
-    _QUALIFIER_EN,
-    _ZH_AT_LEAST,
-    _ZH_AT_MOST,
-    _ZH_LESS_THAN,
-    _ZH_MORE_THAN,
-    _ZH_START,
+from rubrics.checks.phrasings.shared import (
+    QUALIFIER_EN,
+    TIMES_EN,
+    ZH_AT_LEAST,
+    ZH_AT_MOST,
+    ZH_LESS_THAN,
+    ZH_MORE_THAN,
+    ZH_START,
     Build,
     Matcher,
-    _count,
     compile_rules,
+    count,
+    times,
+    times_relation,
+    zh_relation_of,
 )
-from rubrics.checks.phrasings.short import _TIMES_EN, _times, times_relation, zh_relation_of
 
 _I = re.I | re.S
+# a check of the key's kind read from words inside a longer check of one of the listed kinds
+# is a misreading: the "in all capital letters" of "use words in all capital letters at least
+# 2 times" asks for capitalised words, not a response all in capitals
+PART_OF = {"uppercase": frozenset({"capital_word_count"})}
 _CAPS = (r"(?:capital(?:ized)?\s+letters|capitals|caps|upper[\s-]*case(?:\s+letters)?|"
          r"block\s+(?:capitals|letters))")
 _LOWER = r"(?:lower[\s-]*case(?:\s+letters)?|small\s+letters)"
@@ -69,20 +75,20 @@ def _whole(kind: str) -> Build:
 def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """How many words written all in capitals the response must have."""
     groups = m.groupdict()
-    n = _times(m) if groups.get("t") else to_int(groups["n"]) if groups.get("n") else None
+    n = times(m) if groups.get("t") else to_int(groups["n"]) if groups.get("n") else None
     if groups.get("upper"):
         low = to_int(groups.get("low") or groups["n"])
-        return _count("capital_word_count", "between", low, to_int(groups["upper"]))
+        return count("capital_word_count", "between", low, to_int(groups["upper"]))
     qualifier = groups.get("q") or ""
     relation = zh_relation_of(qualifier) if re.search(r"[\u4e00-\u9fff]", qualifier) \
         else times_relation(m)
-    return _count("capital_word_count", relation, n)
+    return count("capital_word_count", relation, n)
 
 
 _QN = (rf"\b(?:(?:between\s+)?(?P<low>{EN_NUMBER})\s*(?:-|–|to|and|or)\s*(?P<upper>{EN_NUMBER})|"
-       rf"(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
+       rf"(?:(?P<q>{QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
        r"less)|at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?)")
-_ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
+_ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})?"
 _ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写|all[\s-]*caps)\s*(?:的)?(?:英文)?(?:单词|词)"
 _ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)?|"
                  r"fully[\s-]+capitali[sz]ed|capitali[sz]ed|upper[\s-]*case|full[\s-]+caps)")
@@ -179,27 +185,27 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
     (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*{_QN}", _capital_words),
     (rf"\b(?:limit|cap|restrict|keep)\s+(?:the\s+(?:number|count)\s+of\s+)?{_ALL_CAPS_ADJ}\s+words\s+"
      rf"(?:to|at)\s+(?:just\s+|only\s+)?(?P<n>{EN_NUMBER})(?:\s+at\s+most)?\b",
-     lambda m: _count("capital_word_count", "at most", to_int(m.group("n")))),
+     lambda m: count("capital_word_count", "at most", to_int(m.group("n")))),
     (rf"\bcapitali[sz]e\s+(?:every\s+letter\s+(?:of|in)\s+|(?:fully|entirely)\s+)?{_QN}\s+"
      r"(?:\w+\s+)?words\b", _capital_words),
     (rf"\b(?:use|write\s+in|put\s+in|type\s+in)\s+(?:all[\s-]+|full[\s-]+)?(?:caps|capitals|"
      rf"capital\s+letters|uppercase)\s+(?:for|on)\s+{_QN}\s+(?:\w+\s+)?words\b", _capital_words),
     (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}"
      r"\s+(?:(?:should|must|need\s+to|needs\s+to|to|will)\s+)?(?:appear|occur|show\s+up|be\s+"
-     rf"used|be\s+present|be\s+included)?\s*{_TIMES_EN}", _capital_words),
+     rf"used|be\s+present|be\s+included)?\s*{TIMES_EN}", _capital_words),
     (rf"\b(?:number|count)\s+of\s+(?:words\s+(?:(?:written|typed)\s+)?(?:(?:entirely|fully|all)\s+)?"
      rf"(?:in|with|using)\s+(?:all[\s-]+)?{_CAPS}|"
      rf"{_ALL_CAPS_ADJ}\s+words)"
      r"\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to)\s+)?(?:be\s+|is\s+)?"
      rf"{_QN}\b", _capital_words),
-    (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
+    (rf"(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
      r"words\b", _capital_words, *_CAPS_GATE),
     (rf"{_ZH_CAPS_WORD}[^。；！？\n]{{0,8}}?{_ZH_Q}\s*(?:出现|使用|有)\s*(?P<n>{ZH_NUMBER})\s*次",
      _capital_words),
     (rf"{_ZH_CAPS_WORD}\s*(?:的)?(?:数量|个数)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个",
      _capital_words),
-    (rf"\b(?P<q>{_QUALIFIER_EN})\s+(?P<n>{EN_NUMBER})\s*个\s*{_ZH_CAPS_WORD}", _capital_words),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?:要|需|需要|应|必须)?(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个\s*"
+    (rf"\b(?P<q>{QUALIFIER_EN})\s+(?P<n>{EN_NUMBER})\s*个\s*{_ZH_CAPS_WORD}", _capital_words),
+    (rf"{ZH_START}{_ZH_Q}\s*(?:要|需|需要|应|必须)?(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个\s*"
      rf"{_ZH_CAPS_WORD}",
      _capital_words),
 )

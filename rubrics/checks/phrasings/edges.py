@@ -3,7 +3,7 @@ and its object ("end your reply with the exact sentence ...", "finish with the l
 "sign off with ...", "begin your answer with the words ..."), the last or first line as a
 subject ("the last line must be ...", "its final line should read exactly: ...", "the first
 word of your response should be ..."), and the Chinese forms ("以“…”结尾", "最后一句话请写
-“…”", "开头第一句必须是“…”", "用“…”开头"); package-internal.
+“…”", "开头第一句必须是“…”", "用“…”开头").
 
 The phrase is the quoted words, quotes removed, or the words after a colon or "the exact
 phrase" up to the sentence's end, without "and nothing else". A phrase one part must open or
@@ -15,8 +15,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rubrics.checks.phrasings.common import Build
-from rubrics.checks.phrasings.short import _QUOTE_ITEM, quoted_words
+from rubrics.checks.phrasings.shared import (
+    QUOTE_ITEM,
+    Build,
+    quoted_words,
+)
 
 _I = re.I | re.S
 _END_VERBS = (r"(?:end|ends|ending|finish|finishes|finishing|conclude|concludes|concluding|"
@@ -68,7 +71,7 @@ _IS_BARE = (r"\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to|ought\
             r"(?:be|is|read|reads|say|says|go)(?:\s+(?:exactly|as\s+follows|verbatim|word\s+for\s+"
             r"word)\s*:?|\s*:)\s*")
 # a phrase: quoted, or after a colon up to the sentence's end
-_QUOTED_PHRASE = rf"(?P<phrase>{_QUOTE_ITEM})"
+_QUOTED_PHRASE = rf"(?P<phrase>{QUOTE_ITEM})"
 _BARE_PHRASE = (r"(?![\s\"“'‘「])(?P<bare>[^\n\"“]{1,100}?(?:[!?](?=[\s.\"”]|$)|\.(?=\s|$)|"
                 r"(?=\s*\n)|$))")
 _AND_NOTHING_ELSE = re.compile(r"[\s,]*(?:and|with)\s+nothing\s+(?:else|more|after\s+it)"

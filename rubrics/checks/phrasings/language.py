@@ -1,7 +1,7 @@
 """The ways a request names the language the whole response must be in: "answer in German",
 "your entire response should be in French", "the output language must be Japanese", "use
 Portuguese for the whole thing", "(in Korean, please)", "write a short poem in French",
-"用德语回答", "回答必须全部使用英文", "以西班牙语作答"; package-internal.
+"用德语回答", "回答必须全部使用英文", "以西班牙语作答".
 
 A language named as a topic ("why learning Spanish is useful"), a translation target
 ("translate it into Japanese"), a question about a word ("what does it mean in German?") or an
@@ -13,7 +13,9 @@ import re
 from typing import Any
 
 from rubrics.checks.language import NAMES
-from rubrics.checks.phrasings.common import Build
+from rubrics.checks.phrasings.shared import (
+    Build,
+)
 
 _I = re.I | re.S
 

@@ -1,9 +1,11 @@
-"""The ways a request asks for marks in or around its response: the whole response in double
-quotes ("put the whole reply in quotation marks", "your answer should be surrounded by double
-quotes", "请将整个回答用双引号括起来"), a <<title>>, placeholders in square brackets ("at
-least 4 bracketed placeholders", "至少包含2个占位符"), and spans highlighted in markdown
-("highlight at least 3 parts with markdown", "italicize or bold at least 4 important
-phrases", "bold the key terms", "用markdown加粗至少3个关键词"); package-internal.
+"""The marks and forms a request asks of its response: the whole response in double quotes
+("put the whole reply in quotation marks", "请将整个回答用双引号括起来"), a <<title>>,
+placeholders in square brackets ("at least 4 bracketed placeholders", "至少包含2个占位符"),
+spans highlighted in markdown ("highlight at least 3 parts with markdown", "bold the key
+terms", "用markdown加粗至少3个关键词"), no commas ("without any commas", "不要使用逗号"), a
+P.S., JSON ("in JSON format", "以JSON格式输出"), XML tags ("inside <answer> tags") and every
+[[ ## name ## ]] field marker the request writes, bar a DSPy-style prompt's input fields and
+a marker in a sentence about the user's own template.
 
 Quotation marks asked of a part ("quotation marks around the book titles") and highlights
 asked as content ("highlight the benefits of exercise", "highlight three benefits" with no
@@ -15,29 +17,33 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.common import (
-    _QUALIFIER_EN,
-    _ZH_AT_LEAST,
-    _ZH_AT_MOST,
-    _ZH_LESS_THAN,
-    _ZH_MORE_THAN,
-    _ZH_START,
+from rubrics.checks.phrasings.families import FLAGS, noun_rows
+from rubrics.checks.phrasings.shared import (
+    NOT_RANGE_EN,
+    QUALIFIER_EN,
+    TIMES_EN,
+    ZH_AT_LEAST,
+    ZH_AT_MOST,
+    ZH_LESS_THAN,
+    ZH_MORE_THAN,
+    ZH_START,
     Build,
     Matcher,
-    _count,
-    _flag,
     compile_rules,
+    count,
     relation_of,
-)
-from rubrics.checks.phrasings.short import (
-    _NOT_RANGE_EN,
-    _TIMES_EN,
-    _times,
+    times,
     times_relation,
     zh_relation_of,
 )
 
 _I = re.I | re.S
+
+
+def _flag(kind: str, **params: Any) -> Build:
+    return lambda m: [(kind, dict(params))]
+
+
 # --- the whole response in double quotes
 _QUOTES = (r"(?:an?\s+(?:pair|set)\s+of\s+|an?\s+)?(?:opening\s+and\s+closing\s+)?(?:double[\s-]+)?"
            r"(?:quotation\s+marks?|quotes|quote\s+marks?|quotation|inverted\s+commas|"
@@ -78,20 +84,47 @@ def _wrapped(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     if _NEGATED_EN.search(before) or _NEGATED_ZH.search(before):
         return []
     return [("quoted", {})]
+# --- machine-read field markers: "[[ ## answer ## ]]"
+# the names a DSPy-style prompt lists as its inputs ("Your input fields are: 1. `question`"),
+# and its sentence naming the fields to answer with
+_INPUT_FIELDS = re.compile(r"\binput\s+fields?\s*(?:are|is)?\s*:(?P<names>.*?)(?:\boutput\s+fields?"
+                           r"\b|$)", re.I | re.S)
+_OUTPUT_FIELDS = re.compile(r"\brespond\s+with\s+the\s+corresponding\s+output\s+fields[^\n]*",
+                            re.I)
+# a sentence describing the user's own template: "My prompt template uses markers like ..."
+_OWN_TEMPLATE = re.compile(r"(?:^|[.!?\n]\s*)(?:my|our)\s+[^.!?\n]*$", re.I)
+
+
+def _field(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A field marker the request writes is one the response must keep, wherever it is
+    written (a layout, a list of fields, "under a [[ ## answer ## ]] line"); not an input
+    field of a DSPy-style prompt, nor a marker in a sentence about the user's own template."""
+    text, name = m.string, " ".join(m.group("name").split())
+    asked = _OUTPUT_FIELDS.search(text)
+    if asked and not asked.start() <= m.start() < asked.end():
+        return []
+    inputs = _INPUT_FIELDS.search(text)
+    if inputs and re.search(rf"`{re.escape(name)}`", inputs.group("names")):
+        return []
+    if _OWN_TEMPLATE.search(text, max(0, m.start() - 80), m.start()):
+        return []
+    return [("field_marker", {"name": name})]
+
+
 # --- highlights
 _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|portions?|segments?|"
           r"bits?|pieces?\s+of\s+text|text\s+(?:parts|sections))")
 _SOFT_NOUNS = r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?|things?|places?)"
 _MARKDOWN = re.compile(r"markdown|asterisk|\*|\bbold|\bitalic", re.I)
-_QN = rf"{_NOT_RANGE_EN}\b(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
+_QN = rf"{NOT_RANGE_EN}\b(?:(?P<q>{QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
 # a count or a range of spans: "2-3 bold phrases", "between two and four bolded terms"
-_QN_RANGE = (rf"{_NOT_RANGE_EN}\b(?:(?:between\s+)?(?P<low>{EN_NUMBER})\s*(?:-|–|to|or|and)\s*"
-             rf"(?P<upper>{EN_NUMBER})|(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})"
+_QN_RANGE = (rf"{NOT_RANGE_EN}\b(?:(?:between\s+)?(?P<low>{EN_NUMBER})\s*(?:-|–|to|or|and)\s*"
+             rf"(?P<upper>{EN_NUMBER})|(?:(?P<q>{QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})"
              r"(?P<more>\s+or\s+more)?)")
 # what marks a span in markdown, named as a means: "*asterisks*", "**bold**", "粗体", "星号"
 _MARKUP = (r"(?:markdown(?:\s+(?:bold|italics?))?|\*{0,2}asterisks\*{0,2}|"
            r"\*{1,2}[^*\n]{1,20}\*{1,2}|bold(?:face)?(?:\s+(?:text|font|type))?|italics?|highlighting|星号|粗体|斜体|加粗|高亮)")
-_ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
+_ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})?"
 # what Chinese spans to highlight are called: "3个关键词", "两处重点"
 _ZH_SPANS = r"(?:关键词|关键字|词语?|重点|要点|句子?|短语|概念|术语|数据|信息|内容)"
 _ZH_MARK = r"(?:加粗|粗体|高亮|突出显示|标粗|斜体|标亮)"
@@ -103,7 +136,7 @@ def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     relation the request states otherwise."""
     groups = m.groupdict()
     if groups.get("upper"):
-        return _count("highlight_count", "between", to_int(groups["low"]), to_int(groups["upper"]))
+        return count("highlight_count", "between", to_int(groups["low"]), to_int(groups["upper"]))
     qualifier = groups.get("q") or groups.get("qe") or ""
     if groups.get("more"):
         relation = "at least"
@@ -117,7 +150,7 @@ def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         if not _MARKDOWN.search(before + sentence) \
                 and not re.match(r"(?:bold|italic)", m.group(0), re.I):
             return []
-    return _count("highlight_count", relation, to_int(groups["n"]))
+    return count("highlight_count", relation, to_int(groups["n"]))
 
 
 def _emphasized(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -128,10 +161,10 @@ def _emphasized(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _some_marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    return _count("highlight_count", "at least", 1)
+    return count("highlight_count", "at least", 1)
 
 
-_A_NUMBER = re.compile(rf"\b(?:{_QUALIFIER_EN})\b|{EN_NUMBER}\b", re.I)
+_A_NUMBER = re.compile(rf"\b(?:{QUALIFIER_EN})\b|{EN_NUMBER}\b", re.I)
 
 
 def _uncounted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -200,29 +233,29 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      r"[^.\n]{0,30}?\btitle\b", _flag("title")),
     (r"<<[^<>]*>>.{0,8}标题|标题.{0,12}(?:<<|双尖括号)|双尖括号.{0,8}标题", _flag("title")),
     # placeholders in square brackets
-    (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: _count(
+    (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: count(
         "placeholder_count", "at least" if m.group("more") else relation_of(m.group("q") or ""),
         to_int(m.group("n")))),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)"
-     r"(?!以上|以内|以下|之内)[^。；\n]{0,12}?占位符", lambda m: _count(
+    (rf"{ZH_START}{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)"
+     r"(?!以上|以内|以下|之内)[^。；\n]{0,12}?占位符", lambda m: count(
          "placeholder_count", zh_relation_of(m.group("q") or ""), to_int(m.group("n")))),
     # "placeholders like [name] should appear at least twice"
     (rf"\bplaceholders?\b[^.!?\n]{{0,40}}?\b(?:should|must|needs?\s+to|has\s+to|to)\s+(?:appear|be\s+"
-     rf"used|show\s+up|occur)\s+{_TIMES_EN}",
-     lambda m: _count("placeholder_count", times_relation(m), _times(m))),
+     rf"used|show\s+up|occur)\s+{TIMES_EN}",
+     lambda m: count("placeholder_count", times_relation(m), times(m))),
     # brackets used for what varies: "a template with [brackets] for the variable parts"
     (r"\b(?:with|use|using|include|including|leave|add)\s+(?:some\s+)?(?:\[[^\]\n]{1,30}\]|"
      r"square[\s-]*brackets?)\s+(?:for|as|in\s+place\s+of|where)\b",
-     lambda m: _count("placeholder_count", "at least", 1)),
+     lambda m: count("placeholder_count", "at least", 1)),
     # placeholders with no count, shown by an example in brackets: "leave spots like [name]
     # for me to fill in", "use placeholders in square brackets", "用方括号留出需要填写的地方"
     (r"\b(?:leave|use|include|add|put\s+in|insert|keep|with)\s+(?:some\s+|a\s+few\s+|"
-     rf"a\s+couple\s+of\s+)?(?:(?!{EN_NUMBER}\b|{_QUALIFIER_EN})[\w-]+\s+)?(?:spots?|blanks?|gaps?|"
+     rf"a\s+couple\s+of\s+)?(?:(?!{EN_NUMBER}\b|{QUALIFIER_EN})[\w-]+\s+)?(?:spots?|blanks?|gaps?|"
      r"slots?|fields?|placeholders?|spaces?)\s+(?:(?:like|such\s+as|e\.g\.,?|for\s+\w+\s+like)"
      r"\s*\(?\[|(?:in|with)\s+(?:square\s+)?brackets\b)",
-     lambda m: _count("placeholder_count", "at least", 1)),
+     lambda m: count("placeholder_count", "at least", 1)),
     (r"(?:用|以)\s*(?:方括号|\[\s*\])\s*(?:留出|留下|留|标出|标注|表示)[^。；\n]{0,8}?(?:填写|填入|填)",
-     lambda m: _count("placeholder_count", "at least", 1)),
+     lambda m: count("placeholder_count", "at least", 1)),
     # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases"
     (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+|\([^()\n]{{1,30}}\)\s*)?(?:the\s+)?"
      rf"{_QN}\s+(?:of\s+(?:the|your)\s+)?"
@@ -270,20 +303,20 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      rf"(?:{_NOUNS}|{_SOFT_NOUNS})|{_ZH_SPANS})", _marked),
     # "用markdown突出两个重点", "用星号标出至少三个关键词", "用 **bold** 标出 3 个 selling points"
     (rf"(?:用|使用|以|采用)\s*(?:markdown\s*(?:的)?\s*)?{_MARKUP}\s*(?:格式)?\s*(?:来)?\s*(?:加粗|高亮|突出|"
-     rf"强调|标出|标注|标记|标明)(?:显示)?\s*(?:{_ZH_Q}|(?P<qe>{_QUALIFIER_EN}))\s*(?P<n>{ZH_NUMBER}|"
+     rf"强调|标出|标注|标记|标明)(?:显示)?\s*(?:{_ZH_Q}|(?P<qe>{QUALIFIER_EN}))\s*(?P<n>{ZH_NUMBER}|"
      rf"{EN_NUMBER})\s*{_ZH_UNIT}", _marked),
     # "至少 highlight 两处 with markdown"
-    (rf"{_ZH_START}{_ZH_Q}\s*{_HIGHLIGHT_VERBS}\s*(?P<n>{ZH_NUMBER})\s*(?P<soft>{_ZH_UNIT})"
+    (rf"{ZH_START}{_ZH_Q}\s*{_HIGHLIGHT_VERBS}\s*(?P<n>{ZH_NUMBER})\s*(?P<soft>{_ZH_UNIT})"
      rf"(?:\s*(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b|\s*{_ZH_SPANS})?", _marked),
     # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
-    (rf"\b(?:highlight|emphasi[sz]e|stress|mark)\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)"
+    (rf"\b(?:highlight|emphasi[sz]e|stress|mark)\s+(?!(?:{QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)"
      r"[^.;!?\n]{1,50}?\s+(?:with|using|in)\s+(?:markdown|\*{0,2}bold\*{0,2}|italics|asterisks|"
      r"\*{1,2}[^*\n]{1,20}\*{1,2})(?!\s+(?:headings?|headers?|lists?|tables?))", _uncounted),
     # "put a few key words in **bold**"
     (rf"\b(?:put|set|make|write|format|mark)\s+(?:a\s+few|some|several|the\s+key|key|important|"
      rf"the\s+most\s+important|the\s+main)\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+"
      r"(?:in\s+)?(?:\*{0,2}bold\*{0,2}|italics?|boldface)\b", _some_marked),
-    (rf"\b(?:use|using)\s+{_MARKUP}\s+to\s+(?:highlight|bold|emphasi[sz]e)\s+(?!(?:{_QUALIFIER_EN})"
+    (rf"\b(?:use|using)\s+{_MARKUP}\s+to\s+(?:highlight|bold|emphasi[sz]e)\s+(?!(?:{QUALIFIER_EN})"
      rf"\s)(?!{EN_NUMBER}\b)", _some_marked),
     (r"\b(?:bold|boldface)\s+(?:the\s+)?(?:key|important|main|core)\s+(?:points?|information|"
      r"content|terms?|words?|phrases?|facts?|details?|ideas?|concepts?)\b|\b(?:key|important|"
@@ -294,19 +327,53 @@ _RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] 
      r"any|each|every|your)\s+(?!(?:whole|entire)\b)[a-z]+", _some_marked),
     # "用星号标出关键词": a markup named (not markdown alone, which may be headings), no count
     (rf"(?:用|使用|以|采用)\s*(?:markdown\s*(?:的)?\s*)?(?!markdown){_MARKUP}\s*(?:格式)?\s*(?:来)?\s*"
-     rf"(?:标出|标注|标记|突出|强调)(?!\s*(?:{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*(?:{ZH_NUMBER}|{EN_NUMBER}))",
+     rf"(?:标出|标注|标记|突出|强调)(?!\s*(?:{ZH_AT_LEAST}|{ZH_AT_MOST})?\s*(?:{ZH_NUMBER}|{EN_NUMBER}))",
      _some_marked),
     # Chinese: "用markdown加粗至少3个关键词", "至少突出显示两个部分", "重点信息加粗"
     (rf"{_ZH_MARK}(?:显示|标出|标注|强调)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)",
      _marked),
     (rf"{_ZH_MARK}(?:显示|标出|标注|强调)?[^。；\n]{{0,6}}?[，,]\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*"
      r"(?:个|处|条)", _marked),
-    (rf"{_ZH_START}{_ZH_Q}\s*{_ZH_MARK}(?:显示|标出|标注)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)",
+    (rf"{ZH_START}{_ZH_Q}\s*{_ZH_MARK}(?:显示|标出|标注)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)",
      _marked),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)[^。；，,\n]{{0,10}}?(?:用|使用|以)?"
+    (rf"{ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)[^。；，,\n]{{0,10}}?(?:用|使用|以)?"
      rf"(?:markdown)?{_ZH_MARK}", _marked),
     (r"(?:重点|关键|重要|核心)(?:的)?(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
      r"(?:用|使用|以)?(?:加粗|粗体)", _some_marked),
+    # machine-read markers: "[[ ## answer ## ]]", "inside <answer> tags"
+    (r"\[\[\s*##\s*(?P<name>\w[\w ]{0,38}?)\s*##\s*\]\]", _field),
+    (r"\b(?:in|inside|within|between|enclosed\s+in|wrapped\s+in|wrap\s+[^.<\n]{0,40}?\s+in)\s+"
+     r"(?:the\s+|an?\s+)?`?<([A-Za-z][\w-]{0,30})>`?(?:\s*(?:and|\.\.\.|…)?\s*`?</\1>`?)?"
+     r"(?:\s+(?:xml\s+)?tags?)?", lambda m: [("xml_tag", {"tag": m.group(1)})]),
+    # English form
+    (r"\b(?:no|without(?:\s+using)?(?:\s+any)?|refrain\s+from\s+(?:the\s+use\s+of\s+|(?:using|employing|utili[sz]ing|including|adding)\s+)?(?:any\s+)?|"
+     r"not?\s+use\s+(?:any\s+)?)commas?\b", _flag("no_commas")),
+    (r"\b(?:no|zero|without|avoid(?:ing)?|leave\s+out|omit|(?:do\s+not|don['’]t|must\s+not|"
+     r"should\s+not|never|cannot|can['’]t)\s+(?:use|include|contain|put|add|have)|refrain\s+from"
+     r"\s+using)\s+(?:(?:any|all|using|the\s+use\s+of|a\s+single|a|the)\s+)*commas?\b|"
+     r"\bcomma-free\b",
+     _flag("no_commas")),
+    (r"\bcommas?\s+(?:are|is)\s+(?:strictly\s+|absolutely\s+)?(?:not\s+(?:allowed|permitted|"
+     r"to\s+be\s+used)|forbidden|banned|prohibited|off[\s-]limits)|\bcommas?\s+(?:must|should|"
+     r"may|can)\s*(?:not|n['’]t)\s+(?:be\s+used|appear)|逗号(?:一律)?(?:不得|不能|不要|不可|禁止)"
+     r"(?:使用|出现)", _flag("no_commas")),
+    (r"(?<![A-Za-z])(P\.\s?P\.\s?S\.?|P\.\s?S\.)", lambda m: [("postscript", {
+        "marker": "P.P.S" if m.group(1).upper().startswith("P.P") else "P.S."})]),
+    (r"\b(?:in|as|using|use|output|return|format(?:ted)?\s+as|valid)\s+(?:only\s+|just\s+|"
+     r"pure\s+|raw\s+|strictly\s+)?(?:a\s+|the\s+)?(?:(?:valid|single)\s+)?json(?:\s+format|"
+     r"\s+object)?\b",
+     _flag("json")),
+    # Chinese form
+    (r"不(?:要|能|得|准|许|可)?(?:使用|用|出现|包含|含有)(?:任何)?逗号", _flag("no_commas")),
+    (r"(?:避免|禁止|不允许|不许)(?:使用|出现)?(?:任何)?逗号|不(?:能|要|得|可)?(?:带|有|含)逗号",
+     _flag("no_commas")),
+    (r"(?:以|用|使用|输出为|返回)\s*JSON\s*(?:格式|形式)?|JSON\s*格式(?:的)?\s*(?:输出|返回|回复|回答|结果)|"
+     r"(?:输出|回答|回复|结果|返回)(?:内容|结果)?(?:必须|需要|需|应|要|应该)?(?:是|为)(?:合法|有效|标准|规范)?的?"
+     r"\s*JSON",
+     _flag("json")),
 )
 
-RULES: tuple[tuple[Matcher, Build], ...] = compile_rules(_RULES, _I)
+# counts of placeholders named by their noun family (`families`)
+RULES: tuple[tuple[Matcher, Build], ...] = (
+    *compile_rules(_RULES, _I),
+    *compile_rules(noun_rows("placeholder_count"), FLAGS))
