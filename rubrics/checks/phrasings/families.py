@@ -19,7 +19,7 @@ no check."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER
@@ -27,6 +27,8 @@ from rubrics.checks.phrasings.shared import (
     CJK,
     COUNT,
     Build,
+    Phrasing,
+    Table,
     count,
     count_relation,
 )
@@ -252,12 +254,23 @@ def _style_rules(kind: str) -> Iterator[tuple[str, str, Build]]:
             _counted("numbered_count")
 
 
-def noun_rows(kind: str) -> tuple[tuple[str, Build, str, tuple[int, int]], ...]:
-    """The rows reading a count of the kind's noun family, as (pattern, build, gate, reach)."""
-    return tuple((pattern, build, gate, REACH) for gate, pattern, build in _family_rules(kind))
+def _rows(kind: str, made: Iterator[tuple[str, str, Build]],
+          examples: Sequence[tuple[str, str]]) -> tuple[Phrasing, ...]:
+    rows = list(made)
+    if len(rows) != len(examples):
+        raise ValueError(f"{kind}: {len(rows)} rows, {len(examples)} examples")
+    return tuple(Phrasing(pattern, build, gate, REACH, kind=kind, example=example,
+                          counter=counter)
+                 for (gate, pattern, build), (example, counter) in zip(rows, examples, strict=True))
 
 
-def style_rows(kind: str) -> tuple[tuple[str, Build, str, tuple[int, int]], ...]:
-    """The rows reading a count of a list's items after or before its style, as (pattern,
-    build, gate, reach)."""
-    return tuple((pattern, build, gate, REACH) for gate, pattern, build in _style_rules(kind))
+def noun_rows(kind: str, examples: Sequence[tuple[str, str]]) -> Table:
+    """The rows reading a count of the kind's noun family, one per structure above, each with
+    the (example, counter-example) the kind module gives it."""
+    return Table(FLAGS, _rows(kind, _family_rules(kind), examples))
+
+
+def style_rows(kind: str, examples: Sequence[tuple[str, str]]) -> Table:
+    """The rows reading a count of a list's items around its style, each with the (example,
+    counter-example) the kind module gives it."""
+    return Table(FLAGS, _rows(kind, _style_rules(kind), examples))

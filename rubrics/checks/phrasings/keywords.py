@@ -34,9 +34,13 @@ from rubrics.checks.phrasings.shared import (
     ZH_AT_MOST,
     ZH_START,
     Build,
+    Matcher,
+    Phrasing,
+    Table,
     count,
     quoted_words,
     relation_of,
+    rules_of,
     times,
     times_relation,
     zh_relation_of,
@@ -54,7 +58,8 @@ _BARE_WORD = rf"(?!{_STOP}\b)[A-Za-z0-9][\w'’-]*"
 _BARE_ITEM = rf"{_BARE_WORD}(?:\s+{_BARE_WORD})?"
 # after a bare list: the end of the sentence or a word that cannot belong to the list
 _BARE_END = (r"(?=\s*(?:[.,;:!?)\n。，；！？）]|$)|\s+(?:in|into|to|at|anywhere|throughout|within|"
-             rf"when|while|please|so|because|from|more|less|fewer|exactly|{EN_NUMBER}\b|{QUALIFIER_EN}|"
+             rf"when|while|please|so|because|from|more|less|fewer|exactly|{EN_NUMBER}\b"
+             rf"|{QUALIFIER_EN}|"
              r"once|twice|thrice|should|must|may|can|will|is|are|appears?|occurs?|shows?|be|"
              r"anymore|at\s+all|whatsoever|ever)\b)")
 _BARE_LIST = (rf"{_BARE_ITEM}(?:(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+)"
@@ -72,7 +77,8 @@ _NEGATED = re.compile(
     r"\b(?:not(?!\s+(?:only|just|forget))|never(?!\s+forget)|no(?!\s+(?:more|less|fewer|longer|"
     r"later|matter|sooner))|without|cannot|avoid(?:ing)?|refrain(?:ing)?\s+from|forbidden\s+to|"
     r"prohibited\s+from|banned\s+from|instead\s+of)\b[^.;!?\n]{0,40}$"
-    r"|(?:n['’]t|\b(?:dont|doesnt|cant|wont|shouldnt|mustnt|didnt))(?!\s+forget)\s+(?:\w+\s+){0,4}$",
+    r"|(?:n['’]t|\b(?:dont|doesnt|cant|wont|shouldnt|mustnt|didnt))(?!\s+forget)\s+"
+    r"(?:\w+\s+){0,4}$",
     re.I)
 _CLAUSE_CUT = re.compile(r"[.;!?\n]|\b(?:and|but|then|also|while|so)\b(?!\s+(?:not|never))",
                          re.I)
@@ -164,96 +170,187 @@ _FIRST_COUNTED = re.compile(
     rf"(?:{_APPEAR}|\b(?:use|mention|include|say|repeat)\b[^.;!?\n]{{1,40}}?)\s+{TIMES_EN}\s*$",
     re.I)
 
-_RULES: tuple[tuple[str, Build], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
     # a verb of using and its words: "include the keywords a, b and c", "use the word love
     # fewer than 3 times", "mention 'blockchain' at least 3 times", "don't say 'awesome'"
-    (rf"\b{_USE}(?:\s+in)?\s+(?:(?:each|all|both|any)\s+of\s+)?(?:the\s+|these\s+|those\s+|this\s+|"
-     rf"following\s+)*(?:following\s+)?{_NOUN}\s*:?\s*[\[(]?\s*(?P<words>{QUOTE_LIST})"
-     rf"{_TIMES}", _used("use")),
-    (rf"\b{_USE}(?:\s+in)?\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*\(?\s*(?P<bare>{_BARE_LIST})"
-     rf"(?:\s+in\s+(?:your|the)\s+(?:entire\s+)?\w+)?{_TIMES}", _used("use")),
-    (rf"\b{_USE}\s+(?:each|all|every\s+one|both)\s+of\s+(?:these|the\s+following)\s+{_NOUN}\s*"
-     rf"(?:{TIMES_EN}\s*)?:\s*(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))",
-     _used("use")),
-    (rf"\b(?:use|using|mention|mentioning|include|including|repeat|repeating|say|saying|write|"
-     rf"feature|featuring|name)\s+(?P<words>{QUOTE_LIST})\s*,?"
-     rf"\s+{TIMES_EN}", _used("use")),
-    (rf"\b(?:use|using|mention|mentioning|say|saying|repeat|repeating)\s+(?:the\s+(?!{_SOME}))?"
-     rf"(?P<bare>{_BARE_ITEM})\s+(?:like\s+)?{TIMES_EN}", _used("use")),
-    (rf"\b(?:use|mention|include|say|write|name|reference|cite|feature|incorporate|drop|"
-     rf"(?:work|weave|slip|throw)\s+in)\s+(?P<words>{QUOTE_LIST})\s+(?:somewhere\s+)?"
-     r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
-     r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use")),
-    (rf"(?P<neg>\b(?:do\s+not|don['’]?t|never|(?:must|should|may|can|will|shall)\s*(?:not|never)|"
-     rf"mustn['’]?t|shouldn['’]?t|cannot|can['’]?t|won['’]?t|please\s+don['’]?t))\s+(?:ever\s+)?"
-     rf"(?:use|say|write|mention|include|contain|feature|have)\s+(?:the\s+{_NOUN}\s*)?"
-     rf"(?P<words>{QUOTE_LIST})", _used("use")),
+    Phrasing(
+        rf"\b{_USE}(?:\s+in)?\s+(?:(?:each|all|both|any)\s+of\s+)?(?:the\s+|these\s+|those\s+"
+        rf"|this\s+|"
+        rf"following\s+)*(?:following\s+)?{_NOUN}\s*:?\s*[\[(]?\s*(?P<words>{QUOTE_LIST})"
+        rf"{_TIMES}", _used("use"),
+        kind="keyword", example='use the word "blue"', counter="Never use the word 'basically'."),
+    Phrasing(
+        rf"\b{_USE}(?:\s+in)?\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*\(?\s*"
+        rf"(?P<bare>{_BARE_LIST})"
+        rf"(?:\s+in\s+(?:your|the)\s+(?:entire\s+)?\w+)?{_TIMES}", _used("use"),
+        kind="forbidden_word", example="Avoid using the words fun and easy.",
+        counter="avoid the words 'very' and 'really'."),
+    Phrasing(
+        rf"\b{_USE}\s+(?:each|all|every\s+one|both)\s+of\s+(?:these|the\s+following)\s+{_NOUN}\s*"
+        rf"(?:{TIMES_EN}\s*)?:\s*(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))",
+        _used("use"),
+        kind="keyword", example="Use each of these words at least once: ocean, drift, salt.",
+        counter="Include the words 'north' and 'south' at least once each."),
+    Phrasing(
+        rf"\b(?:use|using|mention|mentioning|include|including|repeat|repeating|say|saying|write|"
+        rf"feature|featuring|name)\s+(?P<words>{QUOTE_LIST})\s*,?"
+        rf"\s+{TIMES_EN}", _used("use"),
+        kind="keyword", example="Use 'momentum' 4+ times.", counter="Use 4 sections."),
+    Phrasing(
+        rf"\b(?:use|using|mention|mentioning|say|saying|repeat|repeating)\s+(?:the\s+(?!{_SOME}))?"
+        rf"(?P<bare>{_BARE_ITEM})\s+(?:like\s+)?{TIMES_EN}", _used("use"),
+        kind="keyword", example="Mention Berlin 3+ times.",
+        counter="Mention 'quantum' no fewer than 3 times."),
+    Phrasing(
+        rf"\b(?:use|mention|include|say|write|name|reference|cite|feature|incorporate|drop|"
+        rf"(?:work|weave|slip|throw)\s+in)\s+(?P<words>{QUOTE_LIST})\s+(?:somewhere\s+)?"
+        r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
+        r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use"),
+        kind="keyword", example="Reference 'Agile' in your answer.", counter="answer in French"),
+    Phrasing(
+        rf"(?P<neg>\b(?:do\s+not|don['’]?t|never|(?:must|should|may|can|will|shall)\s*(?:not"
+        rf"|never)|"
+        rf"mustn['’]?t|shouldn['’]?t|cannot|can['’]?t|won['’]?t|please\s+don['’]?t))\s+(?:ever\s+)?"
+        rf"(?:use|say|write|mention|include|contain|feature|have)\s+(?:the\s+{_NOUN}\s*)?"
+        rf"(?P<words>{QUOTE_LIST})", _used("use"),
+        kind="forbidden_word", example='Do not use the word "car".', counter='use the word "blue"'),
     # keeping words out: "keep the word 'guarantee' out of it", "without the word 'very'",
     # "don't let the word 'basically' appear"
-    (rf"\b(?:keep|leave)\s+(?:the\s+{_NOUN}\s*)?(?P<words>{QUOTE_LIST})\s+out\b", _used("forbid")),
-    (rf"\bwithout\s+(?:any\s+)?(?:the\s+)?{_NOUN}\s*(?P<words>{QUOTE_LIST})", _used("forbid")),
-    (rf"\bwithout\s+(?:ever\s+)?(?:writing|using|saying|mentioning|including)\s+(?:the\s+{_NOUN}\s*)?"
-     rf"(?P<words>{QUOTE_LIST})", _used("forbid")),
-    (rf"\b(?:do\s+not|don['’]?t|never)\s+let\s+(?:the\s+{_NOUN}\s*)?(?P<words>{QUOTE_LIST})\s+"
-     r"(?:appear|show\s+up|slip\s+in|sneak\s+in|in)\b", _used("forbid")),
-    (rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
-     rf"(?P<words>{QUOTE_LIST})", _used("forbid")),
+    Phrasing(
+        rf"\b(?:keep|leave)\s+(?:the\s+{_NOUN}\s*)?(?P<words>{QUOTE_LIST})\s+out\b",
+        _used("forbid"),
+        kind="forbidden_word", example="Keep 'honestly' out of the reply.",
+        counter='The very first words of your reply must be "Honestly".'),
+    Phrasing(
+        rf"\bwithout\s+(?:any\s+)?(?:the\s+)?{_NOUN}\s*(?P<words>{QUOTE_LIST})", _used("forbid"),
+        kind="forbidden_word", example='without the word "river"',
+        counter='using the word "river"'),
+    Phrasing(
+        rf"\bwithout\s+(?:ever\s+)?(?:writing|using|saying|mentioning|including)\s+"
+        rf"(?:the\s+{_NOUN}\s*)?"
+        rf"(?P<words>{QUOTE_LIST})", _used("forbid"),
+        kind="forbidden_word", example='Without ever writing "river",',
+        counter='without the word "river"'),
+    Phrasing(
+        rf"\b(?:do\s+not|don['’]?t|never)\s+let\s+(?:the\s+{_NOUN}\s*)?(?P<words>{QUOTE_LIST})\s+"
+        r"(?:appear|show\s+up|slip\s+in|sneak\s+in|in)\b", _used("forbid"),
+        kind="forbidden_word", example="Don't let the word 'basically' slip in.",
+        counter="Please don’t use the word 'honestly'."),
+    Phrasing(
+        rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
+        rf"(?P<words>{QUOTE_LIST})", _used("forbid"),
+        kind="forbidden_word", example="No using 'basically' or 'literally'.", counter="basically"),
     # verbs that forbid by themselves: "avoid the words 'very' and 'really'", "exclude ..."
-    (rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban|skip|steer\s+clear\s+of|"
-     rf"refrain\s+from|stay\s+away\s+from|leave\s+out|cut\s+out|keep\s+out|eliminate|"
-     rf"do\s+without|stay\s+clear\s+of)\s+(?:(?:using|saying|mentioning|writing|including|"
-     rf"the\s+use\s+of)\s+)?(?:(?:the|any|these|all)\s+(?:of\s+the\s+)?)?(?:{_NOUN}\s*:?\s*"
-     r"(?:(?:like|such\s+as)\s+)?)?"
-     rf"(?P<words>{QUOTE_LIST})", _used("forbid")),
-    (rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban)\s+(?:(?:using|saying|mentioning|"
-     rf"writing)\s+)?(?:(?:the|any|these)\s+)?{_NOUN}\s*:?\s*(?P<bare>{_BARE_LIST})",
-     _used("forbid")),
+    Phrasing(
+        rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban|skip|steer\s+clear\s+of|"
+        rf"refrain\s+from|stay\s+away\s+from|leave\s+out|cut\s+out|keep\s+out|eliminate|"
+        rf"do\s+without|stay\s+clear\s+of)\s+(?:(?:using|saying|mentioning|writing|including|"
+        rf"the\s+use\s+of)\s+)?(?:(?:the|any|these|all)\s+(?:of\s+the\s+)?)?(?:{_NOUN}\s*:?\s*"
+        r"(?:(?:like|such\s+as)\s+)?)?"
+        rf"(?P<words>{QUOTE_LIST})", _used("forbid"),
+        kind="forbidden_word", example="Avoid saying 'just'.", counter="Avoid jargon."),
+    Phrasing(
+        rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban)\s+(?:(?:using|saying|mentioning|"
+        rf"writing)\s+)?(?:(?:the|any|these)\s+)?{_NOUN}\s*:?\s*(?P<bare>{_BARE_LIST})",
+        _used("forbid"),
+        kind="forbidden_word", example="Avoid using the words fun and easy.",
+        counter="avoid the words 'very' and 'really'."),
     # the word as a subject: "the word galaxy should appear at least 4 times", "the words 'x'
     # and 'y' must not appear", "'x' is banned"
-    (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:{_MODAL}\s+)?"
-     rf"(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+\w+\s+)?{TIMES_EN}", _used("use")),
-    (rf"(?P<words>{QUOTE_LIST})\s+(?:{_MODAL}\s+)?(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+"
-     rf"\w+\s+)?{TIMES_EN}", _used("use")),
+    Phrasing(
+        rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+"
+        rf"(?:{_MODAL}\s+)?"
+        rf"(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+\w+\s+)?{TIMES_EN}", _used("use"),
+        kind="keyword", example="The word galaxy should appear at least 4 times.",
+        counter="The letter 'k' should be used at least 4 times."),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s+(?:{_MODAL}\s+)?(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)"
+        rf"\s+"
+        rf"\w+\s+)?{TIMES_EN}", _used("use"),
+        kind="keyword", example="'name' appears 2 times", counter="2 commas"),
     # with no count: "the words 'harbor' and 'lantern' should both show up", "the keywords AI
     # and ethics are present"
-    (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))\s+{_ALL}"
-     rf"(?:{_MODAL}\s+)?{_ALL}(?:only\s+)?{_APPEAR}\b", _used("use")),
+    Phrasing(
+        rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))\s+{_ALL}"
+        rf"(?:{_MODAL}\s+)?{_ALL}(?:only\s+)?{_APPEAR}\b", _used("use"),
+        kind="keyword", example='The word "river" must appear in your reply.',
+        counter='The word "river" must not appear anywhere.'),
     # a second bound on the same word: "use the word 'sun' at least twice but no more than 4
     # times" (the two merge into one range)
-    (rf"(?P<words>{QUOTE_ITEM})[^.;!?\n]{{0,40}}?\b{TIMES_EN}\s*,?\s+(?:but|and)\s+"
-     rf"(?P<q2>{QUALIFIER_EN})\s+(?P<n2>{EN_NUMBER})\s+times\b", _second_bound),
+    Phrasing(
+        rf"(?P<words>{QUOTE_ITEM})[^.;!?\n]{{0,40}}?\b{TIMES_EN}\s*,?\s+(?:but|and)\s+"
+        rf"(?P<q2>{QUALIFIER_EN})\s+(?P<n2>{EN_NUMBER})\s+times\b", _second_bound,
+        kind="keyword", example='Use the word "sun" at least twice but no more than 4 times.',
+        counter="Use the word 'but' no more than once."),
     # a second word and its count after the first: "... at least once and 'nutmeg' at least
     # twice"
-    (rf"\band\s+(?P<words>{QUOTE_ITEM})\s+{TIMES_EN}", _second),
-    (rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:(?:should|"
-     r"must|may|can|is\s+to|are\s+to)\s*(?:not|n['’]t)|(?:does|do)\s*(?:not|n['’]t)|never)\s+(?:ever\s+)?"
-     rf"(?:{_APPEAR}|be\s+(?:said|written|mentioned|included|present))", _used("forbid")),
-    (rf"(?P<words>{QUOTE_LIST})\s+(?:(?:should|must|may|can|will|shall|does|do)\s*(?:not|n['’]?t)|"
-     r"doesnt|dont|never|won['’]?t)\s+(?:ever\s+)?(?:appear|show\s+up|come\s+up|occur|be\s+used)\s+"
-     rf"{TIMES_EN}", _not_over),
-    (rf"(?P<words>{QUOTE_LIST})\s+(?:(?:should|must|may|can|will|shall|does|do)\s*(?:not|n['’]?t)|"
-     r"doesnt|dont|never|won['’]?t)\s+(?:ever\s+)?(?:appear|show\s+up|come\s+up|occur|be\s+(?:used|"
-     r"said|written|mentioned|included))\b(?!\s+(?:more|less|fewer|over|under|at\s+(?:most|least)|"
-     r"\d|once|twice))", _used("forbid")),
-    (rf"(?:\b(?:the\s+)?{_NOUN}\s+)?(?P<words>{QUOTE_LIST})\s+(?:is|are)\s+(?:strictly\s+)?"
-     r"(?:forbidden|banned|not\s+allowed|prohibited|off[\s-]limits|taboo|not\s+permitted)",
-     _used("forbid")),
+    Phrasing(
+        rf"\band\s+(?P<words>{QUOTE_ITEM})\s+{TIMES_EN}", _second,
+        kind="keyword", example="Use 'sun' at least twice and 'moon' at most once.",
+        counter='Use the words "sun" and "moon" at least twice.'),
+    Phrasing(
+        rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:(?:should|"
+        r"must|may|can|is\s+to|are\s+to)\s*(?:not|n['’]t)|(?:does|do)\s*(?:not|n['’]t)|never)\s+"
+        r"(?:ever\s+)?"
+        rf"(?:{_APPEAR}|be\s+(?:said|written|mentioned|included|present))", _used("forbid"),
+        kind="forbidden_word", example='The word "river" must not appear anywhere.',
+        counter='The word "river" must appear in your reply.'),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s+(?:(?:should|must|may|can|will|shall|does|do)\s*(?:not"
+        rf"|n['’]?t)|"
+        r"doesnt|dont|never|won['’]?t)\s+(?:ever\s+)?(?:appear|show\s+up|come\s+up|occur"
+        r"|be\s+used)\s+"
+        rf"{TIMES_EN}", _not_over,
+        kind="keyword", example="The letter 'q' must not appear more than 3 times.",
+        counter='Use the letter "q" no more than 2 times.'),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s+(?:(?:should|must|may|can|will|shall|does|do)\s*(?:not"
+        rf"|n['’]?t)|"
+        r"doesnt|dont|never|won['’]?t)\s+(?:ever\s+)?(?:appear|show\s+up|come\s+up|occur|be\s+"
+        r"(?:used|"
+        r"said|written|mentioned|included))\b(?!\s+(?:more|less|fewer|over|under|at\s+(?:most"
+        r"|least)|"
+        r"\d|once|twice))", _used("forbid"),
+        kind="forbidden_word", example='The word "river" must not appear anywhere.',
+        counter='The word "river" must appear in your reply.'),
+    Phrasing(
+        rf"(?:\b(?:the\s+)?{_NOUN}\s+)?(?P<words>{QUOTE_LIST})\s+(?:is|are)\s+(?:strictly\s+)?"
+        r"(?:forbidden|banned|not\s+allowed|prohibited|off[\s-]limits|taboo|not\s+permitted)",
+        _used("forbid"),
+        kind="forbidden_word", example="The word 'literally' is strictly forbidden.",
+        counter="The word 'literally' is overused."),
     # "at least 3 instances of the word 'X'"
-    (rf"(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:instances|occurrences|mentions|"
-     rf"uses|repetitions)\s+of\s+(?:the\s+)?(?:{_NOUN}\s+)?(?:(?P<words>{QUOTE_LIST})|"
-     rf"(?P<bare>{_BARE_ONE}))", _instances),
+    Phrasing(
+        rf"(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:instances|occurrences|mentions|"
+        rf"uses|repetitions)\s+of\s+(?:the\s+)?(?:{_NOUN}\s+)?(?:(?P<words>{QUOTE_LIST})|"
+        rf"(?P<bare>{_BARE_ONE}))", _instances,
+        kind="keyword",
+        example="Add at least 1 uses of the word 'leaf' (this very word, not another form of it).",
+        counter='Include the word "leaf" at least 2 times.'),
     # labelled lists: "Keywords: a, b", "Banned words: 'x', 'y'"
-    (rf"(?:^|(?<=[,，;；。.]))\s*(?:[-*•]\s*)?(?:required\s+)?(?:key\s*words?|keywords?|must-use\s+"
-     rf"words)\s*(?:to\s+(?:include|use)\s*|\([^()\n]{{1,30}}\)\s*)?(?:[:：]|\s[-–—])\s*(?:"
-     rf"(?P<words>{QUOTE_LIST})|"
-     rf"(?P<bare>{_BARE_LIST}))", _used("use")),
-    (rf"\b(?:forbidden|banned|prohibited|taboo|excluded|off-limits|blacklisted)\s+{_NOUN}\s*[:：]"
-     rf"\s*(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid")),
+    Phrasing(
+        rf"(?:^|(?<=[,，;；。.]))\s*(?:[-*•]\s*)?(?:required\s+)?(?:key\s*words?|keywords?"
+        rf"|must-use\s+"
+        rf"words)\s*(?:to\s+(?:include|use)\s*|\([^()\n]{{1,30}}\)\s*)?(?:[:：]|\s[-–—])\s*(?:"
+        rf"(?P<words>{QUOTE_LIST})|"
+        rf"(?P<bare>{_BARE_LIST}))", _used("use"),
+        kind="keyword", example="Keywords to include - budget, timeline.",
+        counter='Make sure to include the words "budget" and "timeline".'),
+    Phrasing(
+        rf"\b(?:forbidden|banned|prohibited|taboo|excluded|off-limits|blacklisted)"
+        rf"\s+{_NOUN}\s*[:：]"
+        rf"\s*(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid"),
+        kind="forbidden_word", example="Banned words: 'delve', 'tapestry'.",
+        counter="Max 60 words."),
     # "Words to avoid: 'cheap', 'deal'", "Do not use: 'x', 'y'"
-    (rf"\b(?:{_NOUN}\s+(?:to\s+(?:avoid|exclude|leave\s+out|skip|omit|steer\s+clear\s+of)|(?:you\s+)?"
-     r"(?:must|should|can|may)\s*(?:not|n['’]?t)\s+use|not\s+to\s+use|that\s+are\s+(?:banned|"
-     r"forbidden|off[\s-]limits))|(?:do\s+not|don['’]?t|never)\s+use)\s*[:：]\s*(?:"
-     rf"(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid")),
+    Phrasing(
+        rf"\b(?:{_NOUN}\s+(?:to\s+(?:avoid|exclude|leave\s+out|skip|omit|steer\s+clear\s+of)|"
+        rf"(?:you\s+)?"
+        r"(?:must|should|can|may)\s*(?:not|n['’]?t)\s+use|not\s+to\s+use|that\s+are\s+(?:banned|"
+        r"forbidden|off[\s-]limits))|(?:do\s+not|don['’]?t|never)\s+use)\s*[:：]\s*(?:"
+        rf"(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid"),
+        kind="forbidden_word", example="Words to avoid: 'cheap', 'deal'.",
+        counter='Avoid the words "cheap", "free" and "bargain".'),
 )
 
 
@@ -275,7 +372,8 @@ _ZH_PARTS_AFTER = re.compile(r"\s*(?:等|这)?[两三四五六七八九十几\d]
                              r"(?:部分|板块|章节|环节|模块|方面|栏目|段|节)")
 # how often, said after the words: "出现2次以上", "，次数不少于两次"
 _ZH_TIMES = (rf"(?:\s*[，,]?\s*(?:次数|出现次数|出现的次数)?\s*{_ZH_MUST}\s*(?P<q>{_ZH_Q})?\s*"
-             rf"(?:出现|提到|提及|使用)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次(?P<post>以上)?)?")
+             rf"(?:出现|提到|提及|使用)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次"
+             rf"(?P<post>以上)?)?")
 _ZH_LIST_NOUN = r"(?:关键词|关键字|词语|词汇)"
 # an unquoted word of a list after a colon
 _ZH_ITEM = r"[\u4e00-\u9fffA-Za-z0-9]{1,12}"
@@ -324,36 +422,74 @@ def _tags(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
             for check in count("keyword", "at least", 1, word=tag)]
 
 
-_ZH_RULES: tuple[tuple[str, Build], ...] = (
+_ZH_PHRASINGS: tuple[Phrasing, ...] = (
     # "包含关键词“a”“b”", "文中需要提到“a”和“b”两个关键词", "'a''b'等关键词"
-    (rf"{_ZH_USE}(?:以下|如下)?(?:{_ZH_NOUN})[：:]?\s*(?P<words>{QUOTE_LIST})(?:\s*(?:这个词|一词|"
-     rf"等词)?\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次)?",
-     _zh_used("use")),
-    (rf"(?P<words>{QUOTE_LIST})\s*等?(?:关键词|关键字)", _zh_used("use")),
+    Phrasing(
+        rf"{_ZH_USE}(?:以下|如下)?(?:{_ZH_NOUN})[：:]?\s*(?P<words>{QUOTE_LIST})(?:\s*(?:这个词"
+        rf"|一词|"
+        rf"等词)?\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次)?",
+        _zh_used("use"),
+        kind="keyword", example="文章中必须包含关键词“环保”。",
+        counter="必须包含以下关键词（碳达峰、碳中和）。"),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s*等?(?:关键词|关键字)", _zh_used("use"),
+        kind="keyword", example="适当植入'闺蜜搭配''品质生活'等关键词。",
+        counter="0 times '品质生活'"),
     # a verb of using and the words: "必须包含“绿色出行”这个词", "务必提及“碳中和”，次数不少于两次"
-    (rf"{_ZH_USE}\s*(?P<words>{QUOTE_LIST})\s*{_ZH_WHAT}?{_ZH_TIMES}", _zh_used("use")),
+    Phrasing(
+        rf"{_ZH_USE}\s*(?P<words>{QUOTE_LIST})\s*{_ZH_WHAT}?{_ZH_TIMES}", _zh_used("use"),
+        kind="keyword", example="至少提到“AI”三次。", counter="Make sure 'AI' 出现至少三次。"),
     # the words as the subject: "“春天”一词要出现2次以上", "“AI”在文中至少出现三次"
-    (rf"(?P<words>{QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词|这几个词)?\s*{_ZH_MUST}\s*"
-     rf"(?:在[^。；\n]{{0,8}}中)?\s*{_ZH_MUST}\s*(?P<q>{_ZH_Q})?\s*{_ZH_MUST}\s*出现\s*(?P<q2>{_ZH_Q})?\s*"
-     rf"(?P<n>{ZH_NUMBER})\s*次(?P<post>以上)?", _zh_used("use")),
-    (rf"{ZH_START}(?P<q>{_ZH_Q})\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<words>{QUOTE_LIST})\s*"
-     rf"(?:这个词|一词)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use")),
-    (rf"{ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*"
-     rf"(?P<n>{ZH_NUMBER})\s*次\s*(?P<words>{QUOTE_LIST})", _zh_used("use")),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词|这几个词)?\s*{_ZH_MUST}\s*"
+        rf"(?:在[^。；\n]{{0,8}}中)?\s*{_ZH_MUST}\s*(?P<q>{_ZH_Q})?\s*{_ZH_MUST}\s*出现\s*"
+        rf"(?P<q2>{_ZH_Q})?\s*"
+        rf"(?P<n>{ZH_NUMBER})\s*次(?P<post>以上)?", _zh_used("use"),
+        kind="keyword", example="“创新”一词至少出现3次。", counter="全大写的单词至少出现3次。"),
+    Phrasing(
+        rf"{ZH_START}(?P<q>{_ZH_Q})\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<words>{QUOTE_LIST})"
+        rf"\s*"
+        rf"(?:这个词|一词)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use"),
+        kind="keyword", example="至少提到“AI”三次。", counter="Make sure 'AI' 出现至少三次。"),
+    Phrasing(
+        rf"{ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*"
+        rf"(?P<n>{ZH_NUMBER})\s*次\s*(?P<words>{QUOTE_LIST})", _zh_used("use"),
+        kind="keyword", example="文中至少使用两次“数字化”这个词。",
+        counter="回答中要使用“可持续”这个词至少两次。"),
     # an unquoted list after a colon: "使用以下关键词：创新、协作、共赢", "关键词：数字化、转型"
-    (rf"(?:{_ZH_USE}\s*)?(?:以下|如下)?{_ZH_LIST_NOUN}\s*[：:]\s*{_ZH_BARE_LIST}", _zh_used("use")),
-    (rf"(?:{_ZH_USE}\s*)?(?:以下|如下)?{_ZH_LIST_NOUN}\s*[（(]\s*{_ZH_BARE_LIST}\s*[）)](?!\s*[：:])",
-     _zh_used("use")),
+    Phrasing(
+        rf"(?:{_ZH_USE}\s*)?(?:以下|如下)?{_ZH_LIST_NOUN}\s*[：:]\s*{_ZH_BARE_LIST}",
+        _zh_used("use"),
+        kind="keyword", example="关键词：创新和发展", counter="文中须体现“高质量发展”这一关键词。"),
+    Phrasing(
+        rf"(?:{_ZH_USE}\s*)?(?:以下|如下)?{_ZH_LIST_NOUN}\s*[（(]\s*{_ZH_BARE_LIST}\s*[）)]"
+        rf"(?!\s*[：:])",
+        _zh_used("use"),
+        kind="keyword", example="必须包含以下关键词（碳达峰、碳中和）。",
+        counter="文章中必须包含关键词“环保”。"),
     # hashtags with no quotes: "带上 #summer 和 #travel 两个 hashtag"
-    (rf"(?<!结尾)(?<!末尾)(?<!最后)(?<!文末)(?:{_ZH_USE}|带上|\b(?:use|include|add)\b)\s*(?:the\s+)?"
-     r"(?:hashtags?\s+)?(?P<tags>#[A-Za-z][\w-]*(?:\s*(?:和|及|、|,|，|and|&)\s*#[A-Za-z][\w-]*)*)",
-     _tags),
+    Phrasing(
+        rf"(?<!结尾)(?<!末尾)(?<!最后)(?<!文末)(?:{_ZH_USE}|带上|\b(?:use|include|add)\b)\s*"
+        rf"(?:the\s+)?"
+        r"(?:hashtags?\s+)?(?P<tags>#[A-Za-z][\w-]*(?:\s*(?:和|及|、|,|，|and|&)"
+        r"\s*#[A-Za-z][\w-]*)*)",
+        _tags,
+        kind="keyword", example="帮我写个 caption，英文，带上 #summer 和 #travel 两个 hashtag。",
+        counter="帮我写个朋友圈文案 带上“周末”这个词"),
     # forbidden: "不得出现“第一”这个词", "禁止使用“最好”“第一”等词语"
-    (rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})?[：:]?\s*"
-     rf"(?P<words>{QUOTE_LIST})", _zh_used("forbid")),
-    (rf"(?P<words>{QUOTE_LIST})\s*(?:等|这个|这些)?(?:{_ZH_NOUN})?\s*(?:不得|不能|不要|不可|禁止|"
-     r"严禁|不允许|不应)(?:出现|使用)", _zh_used("forbid")),
+    Phrasing(
+        rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})"
+        rf"?[：:]?\s*"
+        rf"(?P<words>{QUOTE_LIST})", _zh_used("forbid"),
+        kind="forbidden_word", example="不要提到“价格”。", counter="文风要求温暖质朴但不失格调。"),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s*(?:等|这个|这些)?(?:{_ZH_NOUN})?\s*(?:不得|不能|不要|不可"
+        rf"|禁止|"
+        r"严禁|不允许|不应)(?:出现|使用)", _zh_used("forbid"),
+        kind="forbidden_word", example="“最好”“第一”等词语不得出现。",
+        counter="“最好”“第一”等词语可以出现。"),
 )
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
-    (re.compile(p, _I | re.M), b) for p, b in (*_RULES, *_ZH_RULES))
+TABLES = (Table(_I | re.M, _PHRASINGS), Table(_I | re.M, _ZH_PHRASINGS))
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -33,10 +33,12 @@ from rubrics.checks.phrasings.shared import (
     ZH_START,
     Build,
     Matcher,
-    compile_rules,
+    Phrasing,
+    Table,
     count,
     numbers_of,
     relation_of,
+    rules_of,
     zh_relation_of,
 )
 
@@ -110,84 +112,190 @@ def _zh_words(relation: str) -> Build:
     return build
 
 
-_RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
     # English lengths in words
-    (rf"(?:between\s+)?{EN_N}{DASH}{EN_N}\s*(?:-\s*)?words?\b", _words("between"), *WORDS_GATE),
-    (rf"(?:{AT_LEAST_EN})\s*{EN_N}\s*(?:-\s*)?words?\b", _words("at least"), *WORDS_GATE),
-    (rf"\b(?:{MORE_THAN_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("more than"), *WORDS_GATE),
-    (rf"\b(?:{LESS_THAN_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("less than"), *WORDS_GATE),
-    (rf"{EN_N}\s*(?:-\s*)?words?\s+(?:or\s+more|minimum|at\s+least)\b|{EN_N}\+\s*(?:-\s*)?words?\b",
-     _words("at least"), *WORDS_GATE),
-    (rf"(?:{AT_MOST_EN})\s*(?:a\s+|the\s+)?{EN_N}\s*(?:-\s*)?words?\b", _words("at most"),
-     *WORDS_GATE),
-    (rf"{EN_N}\s*(?:-\s*)?words?\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)\b",
-     _words("at most"), *WORDS_GATE),
-    (rf"(?:exactly|precisely)\s+{EN_N}\s*(?:-\s*)?words?\b", _words("exactly"), *WORDS_GATE),
-    (rf"(?:{ABOUT_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("about"), *WORDS_GATE),
+    Phrasing(
+        rf"(?:between\s+)?{EN_N}{DASH}{EN_N}\s*(?:-\s*)?words?\b", _words("between"), *WORDS_GATE,
+        kind="word_count", example="4 to 7 words", counter="4 to 7 sentences"),
+    Phrasing(
+        rf"(?:{AT_LEAST_EN})\s*{EN_N}\s*(?:-\s*)?words?\b", _words("at least"), *WORDS_GATE,
+        kind="word_count", example="at least 100 words", counter="at least"),
+    Phrasing(
+        rf"\b(?:{MORE_THAN_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("more than"), *WORDS_GATE,
+        kind="word_count", example="no longer than 4 words", counter="no more than 4 sentences"),
+    Phrasing(
+        rf"\b(?:{LESS_THAN_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("less than"), *WORDS_GATE,
+        kind="word_count", example="In fewer than 50 words", counter="Answer in exactly 50 words."),
+    Phrasing(
+        rf"{EN_N}\s*(?:-\s*)?words?\s+(?:or\s+more|minimum|at\s+least)\b|{EN_N}\+\s*(?:-\s*)"
+        rf"?words?\b",
+        _words("at least"), *WORDS_GATE,
+        kind="word_count", example="Your reply should run to 4 words or more.",
+        counter="Keep your answer to 4 words or fewer."),
+    Phrasing(
+        rf"(?:{AT_MOST_EN})\s*(?:a\s+|the\s+)?{EN_N}\s*(?:-\s*)?words?\b", _words("at most"),
+        *WORDS_GATE,
+        kind="word_count", example="at most forty words", counter="150 words at most"),
+    Phrasing(
+        rf"{EN_N}\s*(?:-\s*)?words?\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)\b",
+        _words("at most"), *WORDS_GATE,
+        kind="word_count", example="150 words at most", counter="at most forty words"),
+    Phrasing(
+        rf"(?:exactly|precisely)\s+{EN_N}\s*(?:-\s*)?words?\b", _words("exactly"), *WORDS_GATE,
+        kind="word_count", example="precisely 4 words", counter="4 to 7 words"),
+    Phrasing(
+        rf"(?:{ABOUT_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("about"), *WORDS_GATE,
+        kind="word_count", example="about 200 words", counter="200 words tops."),
     # (not the length of a text the request gives: "translate these 20 words", "summarize this
     # 2000-word article")
-    (r"(?<![\w,.\-–—~])(?<!these\s)(?<!those\s)(?<!the\s)(?<!this\s)(?<!that\s)(?<!my\s)"
-     r"(?<!our\s)(?<!his\s)(?<!her\s)(?<!their\s)(?<!list\sof\s)(\d{1,3}(?:,\d{3})+|\d{2,6})"
-     r"(?:\s+|-)words?\b(?!\s+(?:that|which|from|related|starting|beginning|ending|in\s+(?:"
-     rf"{LANGUAGE_NAMES})\b))", _words("about"), *WORDS_GATE),
+    Phrasing(
+        r"(?<![\w,.\-–—~])(?<!these\s)(?<!those\s)(?<!the\s)(?<!this\s)(?<!that\s)(?<!my\s)"
+        r"(?<!our\s)(?<!his\s)(?<!her\s)(?<!their\s)(?<!list\sof\s)(\d{1,3}(?:,\d{3})+|\d{2,6})"
+        r"(?:\s+|-)words?\b(?!\s+(?:that|which|from|related|starting|beginning|ending|in\s+(?:"
+        rf"{LANGUAGE_NAMES})\b))", _words("about"), *WORDS_GATE,
+        kind="word_count", example="about 200 words", counter="Write 150-200 words."),
     # Chinese lengths in characters
-    (rf"{ZH_N}\s*(?:{_ZH_CHARS})?\s*(?:-|–|—|~|～|〜|到|至)\s*{ZH_N}\s*{_ZH_CHARS}",
-     _zh_chars("between")),
-    (rf"(?:{ZH_AT_LEAST})\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_N}\s*{_ZH_CHARS}(?:以上|起)",
-     _zh_chars("at least")),
-    (rf"(?:{ZH_MORE_THAN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("more than")),
-    (rf"(?:{ZH_LESS_THAN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("less than")),
-    (rf"(?:{ZH_AT_MOST})\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_N}\s*{_ZH_CHARS}(?:以内|以下|之内)|"
-     rf"(?:控制|限制|限定)在\s*{ZH_N}\s*{_ZH_CHARS}(?:以内|之内|以下|内)",
-     _zh_chars("at most")),
-    (rf"(?:约|大约|大概|左右)\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_NOT_RANGE}{ZH_N}\s*{_ZH_CHARS}\s*(?:左右|上下)|"
-     rf"(?:字数|篇幅|长度)(?:要求|控制|限制|保持|大约|大概|为|在|是|约|：|:|\s)*{ZH_N}\s*{_ZH_CHARS}"
-     r"(?![以内之下左上])|"
-     rf"(?:一篇|一份|一段|写|撰写)\s*(\d+)\s*{_ZH_CHARS}(?:的|之)", _zh_chars("about")),
-    (rf"(?:{ABOUT_EN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("about")),
+    Phrasing(
+        rf"{ZH_N}\s*(?:{_ZH_CHARS})?\s*(?:-|–|—|~|～|〜|到|至)\s*{ZH_N}\s*{_ZH_CHARS}",
+        _zh_chars("between"),
+        kind="char_count", example="字数在300到500字之间", counter="段落数控制在3到5段之间。"),
+    Phrasing(
+        rf"(?:{ZH_AT_LEAST})\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_N}\s*{_ZH_CHARS}(?:以上|起)",
+        _zh_chars("at least"),
+        kind="char_count", example="字数不少于一千字。", counter="字数超过500字，少于1000字。"),
+    Phrasing(
+        rf"(?:{ZH_MORE_THAN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("more than"),
+        kind="char_count", example="字数超过500字，少于1000字。", counter="字数不少于1500字"),
+    Phrasing(
+        rf"(?:{ZH_LESS_THAN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("less than"),
+        kind="char_count", example="字数超过500字，少于1000字。", counter="字数不少于1500字"),
+    Phrasing(
+        rf"(?:{ZH_AT_MOST})\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_N}\s*{_ZH_CHARS}(?:以内|以下|之内)|"
+        rf"(?:控制|限制|限定)在\s*{ZH_N}\s*{_ZH_CHARS}(?:以内|之内|以下|内)",
+        _zh_chars("at most"),
+        kind="char_count", example="150字以内。", counter="字数不限，段落控制在5段以内。"),
+    Phrasing(
+        rf"(?:约|大约|大概|左右)\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_NOT_RANGE}{ZH_N}\s*{_ZH_CHARS}\s*"
+        rf"(?:左右|上下)|"
+        rf"(?:字数|篇幅|长度)(?:要求|控制|限制|保持|大约|大概|为|在|是|约|：|:|\s)"
+        rf"*{ZH_N}\s*{_ZH_CHARS}"
+        r"(?![以内之下左上])|"
+        rf"(?:一篇|一份|一段|写|撰写)\s*(\d+)\s*{_ZH_CHARS}(?:的|之)", _zh_chars("about"),
+        kind="char_count", example="字数在500字左右。", counter="字数在300到500字之间"),
+    Phrasing(
+        rf"(?:{ABOUT_EN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("about"),
+        kind="char_count", example="字数 around 500 字，about 杭州西湖。",
+        counter="字数：600-800字"),
     # English lengths said otherwise
     # a bound a negation turns: "don't go over 120 words", "never write more than 80 words"
-    (rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|mustn['’]t|cannot|can['’]t|not\s+"
-     r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
-     rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)\s+{_NAMED_N}{_WORDS}",
-     _bound("at most")),
-    (rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|cannot|can['’]t|not\s+to)\s+"
-     rf"(?:(?:go|be|fall|write|use)\s+)?(?:under|below|less\s+than|fewer\s+than|shorter\s+than)\s+"
-     rf"{_NAMED_N}{_WORDS}", _bound("at least")),
+    Phrasing(
+        rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|mustn['’]t|cannot"
+        rf"|can['’]t|not\s+"
+        r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
+        rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)"
+        rf"\s+{_NAMED_N}{_WORDS}",
+        _bound("at most"),
+        kind="word_count", example="Don't go over 120 words.",
+        counter="Don't stop before you reach 4 words."),
+    Phrasing(
+        rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|cannot|can['’]t"
+        rf"|not\s+to)\s+"
+        rf"(?:(?:go|be|fall|write|use)\s+)?(?:under|below|less\s+than|fewer\s+than|shorter\s+than)"
+        rf"\s+"
+        rf"{_NAMED_N}{_WORDS}", _bound("at least"),
+        kind="word_count", example="Your essay should not be shorter than 350 words.",
+        counter="Your essay must be no fewer than 350 words."),
     # a labelled limit: "word limit: 250", "maximum word count of 300", "minimum word count: 300"
-    (rf"\b(?:word\s+(?:limit|cap|max(?:imum)?|ceiling|budget)|max(?:imum)?\s+(?:word\s+count|"
-     rf"length))\s*(?:[:：=]|of|is|:\s*max(?:imum)?)?\s*{_NAMED_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|"
-     r"pages?|minutes?|%))", _bound("at most")),
-    (rf"\b(?:minimum\s+(?:word\s+count|length)|word\s+(?:minimum|floor))\s*(?:[:：=]|of|is)?\s*"
-     rf"{_NAMED_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|pages?|minutes?|%))", _bound("at least")),
+    Phrasing(
+        rf"\b(?:word\s+(?:limit|cap|max(?:imum)?|ceiling|budget)|max(?:imum)?\s+(?:word\s+count|"
+        rf"length))\s*(?:[:：=]|of|is|:\s*max(?:imum)?)?\s*{_NAMED_N}(?:{_WORDS})?(?!\s*(?:-|to"
+        rf"|characters?|"
+        r"pages?|minutes?|%))", _bound("at most"),
+        kind="word_count", example="Write a story; word limit: 250.",
+        counter="Write a 500-word essay."),
+    Phrasing(
+        rf"\b(?:minimum\s+(?:word\s+count|length)|word\s+(?:minimum|floor))\s*(?:[:：=]|of|is)?\s*"
+        rf"{_NAMED_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|pages?|minutes?|%))",
+        _bound("at least"),
+        kind="word_count", example="Minimum word count: 300.", counter="Maximum word count: 300."),
     # "400 or more words", "40 or fewer words"
-    (rf"{_NAMED_N}\s+or\s+more{_WORDS}", _bound("at least")),
-    (rf"{_NAMED_N}\s+or\s+(?:fewer|less){_WORDS}", _bound("at most")),
+    Phrasing(
+        rf"{_NAMED_N}\s+or\s+more{_WORDS}", _bound("at least"),
+        kind="word_count", example="Write 250 or more words about trains.",
+        counter="Write more than 200 words."),
+    Phrasing(
+        rf"{_NAMED_N}\s+or\s+(?:fewer|less){_WORDS}", _bound("at most"),
+        kind="word_count", example="30 or fewer words, please.", counter="20 words or fewer."),
     # "tops 100 words", "100 words tops"
-    (rf"\btops\s+{_NAMED_N}{_WORDS}", _bound("at most")),
-    (rf"{_NAMED_N}{_WORDS}\s+(?:tops|top|max|at\s+the\s+(?:most|max)|or\s+(?:under|below|so\s+max))\b",
-     _bound("at most")),
+    Phrasing(
+        rf"\btops\s+{_NAMED_N}{_WORDS}", _bound("at most"),
+        kind="word_count", example="Give me a quick summary, tops 100 words.",
+        counter="Give me a short paragraph."),
+    Phrasing(
+        rf"{_NAMED_N}{_WORDS}\s+(?:tops|top|max|at\s+the\s+(?:most|max)|or\s+(?:under|below"
+        rf"|so\s+max))\b",
+        _bound("at most"),
+        kind="word_count", example="Limerick about a frog; 40 words max; no commas; all lowercase.",
+        counter="Write a poem about a quiet library (with no commas at all)."),
     # a length in number words: "write one hundred and fifty words"
-    (rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
-     _in_words),
+    Phrasing(
+        rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
+        _in_words,
+        kind="word_count", example="In fewer than fifty words", counter="In fewer than 50 words"),
     # an English length asked in Chinese
-    (rf"{ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})(?:{_ZH_WORD}|\s*words?\b)", _zh_words("stated")),
-    (rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:左右|上下)", _zh_words("about")),
-    (rf"(?P<n>{EN_NUMBER})\s*words?\s*以上", _zh_words("at least")),
-    (rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:以内|之内|以下)", _zh_words("at most")),
-    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most")),
-    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least")),
-    (rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about")),
-    (rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about")),
+    Phrasing(
+        rf"{ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})(?:{_ZH_WORD}|\s*words?\b)", _zh_words("stated"),
+        kind="word_count", example="语言：法语；长度：不超过100个单词。",
+        counter="英文回答中全大写单词不超过两个。"),
+    Phrasing(
+        rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:左右|上下)", _zh_words("about"),
+        kind="word_count",
+        example="帮我写个 LinkedIn post，长度 100 words 左右，结尾加上 #hiring。",
+        counter="帮我写个 LinkedIn post，结尾加上 #hiring。"),
+    Phrasing(
+        rf"(?P<n>{EN_NUMBER})\s*words?\s*以上", _zh_words("at least"),
+        kind="word_count", example="这个 essay 要 500 words 以上。",
+        counter="Your essay should run to about 500 words."),
+    Phrasing(
+        rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:以内|之内|以下)", _zh_words("at most"),
+        kind="word_count", example="写一篇300 words以内的英文短文。",
+        counter="写一篇300字以内的短文。"),
+    Phrasing(
+        rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most"),
+        kind="word_count", example="回答控制在50个英文单词以内。",
+        counter="英文回答中全大写单词不超过两个。"),
+    Phrasing(
+        rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least"),
+        kind="word_count", example="用英文写一篇200个单词以上的短文。",
+        counter="用英文写一篇200个单词以内的短文。"),
+    Phrasing(
+        rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about"),
+        kind="word_count", example="用英语写一段大约150个单词的自我介绍。",
+        counter="用法语写一段自我介绍。"),
+    Phrasing(
+        rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about"),
+        kind="word_count", example="写一段150个单词左右的英文介绍。",
+        counter="写一段150字左右的介绍。"),
     # the word count as a subject: "The word count must come to exactly 25"
-    (rf"\bword\s+count\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall)\s+)?(?:be|come\s+to|"
-     rf"equal|total|reach)\s+(?P<q>{QUALIFIER_EN})\s+{_NAMED_N}\b(?!\s*(?:-|–|to)\s*\d)",
-     _labelled),
+    Phrasing(
+        rf"\bword\s+count\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall)\s+)?(?:be|come\s+to|"
+        rf"equal|total|reach)\s+(?P<q>{QUALIFIER_EN})\s+{_NAMED_N}\b(?!\s*(?:-|–|to)\s*\d)",
+        _labelled,
+        kind="word_count", example="The word count must come to exactly 4.",
+        counter='Must include the word "welcome".'),
     # a labelled word count: "Word count: at least 500", "Word count: 300"
-    (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{QUALIFIER_EN})\s*)?{_NAMED_N}(?![\d,])(?!\s*(?:-|–|to)\s*\d)",
-     _labelled),
-    (rf"\bword\s+count\s*[:：]\s*(?:between\s+)?{_NAMED_N}\s*(?:-|–|—|to|and)\s*(?P<n2>{EN_NUMBER})",
-     lambda m: count("word_count", "between", to_int(m.group("n")), to_int(m.group("n2")))),
+    Phrasing(
+        rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{QUALIFIER_EN})\s*)?{_NAMED_N}(?![\d,])(?!\s*(?:-|–"
+        rf"|to)\s*\d)",
+        _labelled,
+        kind="word_count", example="Word count: at least 500.", counter="at least"),
+    Phrasing(
+        rf"\bword\s+count\s*[:：]\s*(?:between\s+)?{_NAMED_N}\s*(?:-|–|—|to|and)\s*"
+        rf"(?P<n2>{EN_NUMBER})",
+        lambda m: count("word_count", "between", to_int(m.group("n")), to_int(m.group("n2"))),
+        kind="word_count", example="Word count: 250–300.", counter="Word count: at least 500."),
 )
 
-RULES: tuple[tuple[Matcher, Build], ...] = compile_rules(_RULES, _FLAGS)
+TABLES = (Table(_FLAGS, _PHRASINGS),)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

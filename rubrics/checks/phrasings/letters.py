@@ -6,7 +6,6 @@ z's", "字母a出现的次数不少于10次"."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, to_int
@@ -17,10 +16,12 @@ from rubrics.checks.phrasings.shared import (
     TIMES_EN,
     Build,
     Matcher,
-    compile_rules,
+    Phrasing,
+    Table,
     count,
     count_relation,
     relation_of,
+    rules_of,
     times,
     times_relation,
 )
@@ -55,33 +56,55 @@ def _letters(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return count("letter_frequency", relation, n, letter=groups["letter"].lower())
 
 
-def _letter_rules() -> Iterator[tuple[str, str, Build]]:
-    # "the letter 'q' must not appear more than 3 times", "containing the letter s at least
-    # eight times", "字母a出现的次数不少于10次"
-    yield r"\bletter\b", rf"{_LETTER_EN}(?P<gap>[^.!?;\n]{{0,40}}?)\b{TIMES_EN}", _letters
-    yield r"字母", (rf"{_LETTER_ZH}(?P<gap>[^。；！？\n]{{0,10}}?)(?:要|需|需要|必须|应)?(?:出现)?"
-                  rf"(?:的次数)?\s*{COUNT}\s*次(?P<post2>以上|以内)?"), _letters
-    # "at least 12 instances of the letter a", "at least 6 z's"
-    yield r"\bletter\b", (rf"(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n1>{EN_NUMBER})(?P<post>\s+or\s+"
-                          r"more)?\s+(?:instances|occurrences|uses|appearances)\s+of\s+(?:the\s+)?"
-                          rf"{_LETTER_EN}"), _letters
-    yield r"['’]s\b", (rf"(?P<q>{QUALIFIER_EN})\s+(?P<n1>{EN_NUMBER})\s+[\"'“‘]?(?P<letter>[a-z])"
-                       r"[\"'”’]?['’]s\b"), _letters
-
-
-_RULES: tuple[tuple[str, Build], ...] = (
-    (rf"\bthe\s+letter\s+['\"]?([a-z])['\"]?\s+(?:should|must)\s+appear\s+({QUALIFIER_EN})?\s*"
-     rf"({EN_NUMBER})\s+times?", lambda m: count(
-         "letter_frequency", relation_of(m.group(2) or ""), to_int(m.group(3)),
-         letter=m.group(1).lower())),
-    (r"\b(?:the\s+)?letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+(?:(?:should|must|needs?\s+to|"
-     r"has\s+to|to|will)\s+)?(?:appears?|occurs?|(?:be|is)\s+used|shows?\s+up)\s+"
-     rf"{TIMES_EN}", _letter_times),
-    (r"\b(?:use|include|using|including)\s+the\s+letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+"
-     rf"{TIMES_EN}", _letter_times),
+_PHRASINGS: tuple[Phrasing, ...] = (
+    Phrasing(
+        rf"\bthe\s+letter\s+['\"]?([a-z])['\"]?\s+(?:should|must)\s+appear\s+({QUALIFIER_EN})?\s*"
+        rf"({EN_NUMBER})\s+times?", lambda m: count(
+            "letter_frequency", relation_of(m.group(2) or ""), to_int(m.group(3)),
+            letter=m.group(1).lower()),
+        kind="letter_frequency",
+        example="In your answer, the letter b should appear at least 7 times.",
+        counter="In your response, the word 'hope' should appear at least 3 times."),
+    Phrasing(
+        r"\b(?:the\s+)?letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+(?:(?:should|must|needs?\s+to|"
+        r"has\s+to|to|will)\s+)?(?:appears?|occurs?|(?:be|is)\s+used|shows?\s+up)\s+"
+        rf"{TIMES_EN}", _letter_times,
+        kind="letter_frequency", example="Have the letter j appear exactly 3 times.",
+        counter='The letter "j" may appear 3 times at most.'),
+    Phrasing(
+        r"\b(?:use|include|using|including)\s+the\s+letter\s+[\"'“‘]?(?P<letter>[a-z])[\"'”’]?\s+"
+        rf"{TIMES_EN}", _letter_times,
+        kind="letter_frequency", example="Use the letter q at least 3 times.",
+        counter='Use the word "tea" at least 3 times.'),
 )
 
-RULES: tuple[tuple[Matcher, Build], ...] = (
-    *compile_rules(_RULES, _FLAGS),
-    *compile_rules(((pattern, build, gate, REACH) for gate, pattern, build in _letter_rules()),
-                   FLAGS))
+# rows that open with an optional count run only near a word of letters (`families.REACH`)
+_GATED: tuple[Phrasing, ...] = (
+    # "the letter 'q' must not appear more than 3 times", "containing the letter s at least
+    # eight times", "字母a出现的次数不少于10次"
+    Phrasing(
+        rf"{_LETTER_EN}(?P<gap>[^.!?;\n]{{0,40}}?)\b{TIMES_EN}", _letters, r"\bletter\b", REACH,
+        kind="letter_frequency", example="Use the letter q at least 3 times.",
+        counter='Use the word "tea" at least 3 times.'),
+    Phrasing(
+        rf"{_LETTER_ZH}(?P<gap>[^。；！？\n]{{0,10}}?)(?:要|需|需要|必须|应)?(?:出现)?"
+        rf"(?:的次数)?\s*{COUNT}\s*次(?P<post2>以上|以内)?", _letters, r"字母", REACH,
+        kind="letter_frequency", example="字母 z 最多出现两次。",
+        counter="字母 z 最多用在标题里。"),
+    # "at least 12 instances of the letter a", "at least 6 z's"
+    Phrasing(
+        rf"(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n1>{EN_NUMBER})(?P<post>\s+or\s+"
+        r"more)?\s+(?:instances|occurrences|uses|appearances)\s+of\s+(?:the\s+)?"
+        rf"{_LETTER_EN}", _letters, r"\bletter\b", REACH,
+        kind="letter_frequency", example='with at most 4 uses of the letter "e"',
+        counter='with at most 4 uses of the word "e"'),
+    Phrasing(
+        rf"(?P<q>{QUALIFIER_EN})\s+(?P<n1>{EN_NUMBER})\s+[\"'“‘]?(?P<letter>[a-z])"
+        r"[\"'”’]?['’]s\b", _letters, r"['’]s\b", REACH,
+        kind="letter_frequency", example="Use fewer than 10 e's.",
+        counter="Use fewer than 10 of Tom's words."),
+)
+
+TABLES = (Table(_FLAGS, _PHRASINGS), Table(FLAGS, _GATED))
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.families import FLAGS, noun_rows, style_rows
+from rubrics.checks.phrasings.families import noun_rows, style_rows
 from rubrics.checks.phrasings.shared import (
     NOT_RANGE_EN,
     QUALIFIER_EN,
@@ -23,9 +23,11 @@ from rubrics.checks.phrasings.shared import (
     ZH_NOT_RANGE,
     Build,
     Matcher,
-    compile_rules,
+    Phrasing,
+    Table,
     count,
     relation_of,
+    rules_of,
     zh_relation_of,
 )
 
@@ -67,37 +69,108 @@ def _numbered_points(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return count("numbered_count", relation, to_int(m.group("n")))
 
 
-_RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
     # ("a 4-item bulleted list", "a five-step numbered list")
-    (rf"(?<![\w-])(?P<n>{EN_NUMBER})[\s-](?:items?|points?|entry|entries|steps?|lines?|tips?)\s+"
-     r"(?P<list>bullet(?:ed)?(?:[\s-]*point)?|numbered|(?:un)?ordered|markdown|dash(?:ed)?)\s+list(?P<q>)",
-     _list_items),
-    (rf"{NOT_RANGE_EN}(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:markdown\s+|"
-     r"short\s+|separate\s+|distinct\s+)?(?P<list>bullet(?:ed)?[\s-]*points?|bullets|"
-     r"bulleted\s+(?!lists?\b)\w+|numbered\s+(?!lists?\b)\w+)", _list_items, *UNITS_GATE),
-    (rf"\b(?:{_LIST_VERBS_EN})(?:\s+(?:me|us))?\s+(?:(?P<q>{QUALIFIER_EN})\s+)?"
-     rf"(?P<n>{EN_NUMBER})\s+(?!(?:paragraphs?|sentences?|sections?|words?|parts?|chapters?|"
-     r"lines?|times?)\b)[^.;:!?\n]{1,60}?\b(?:as|in|using|with|via|formatted\s+as|in\s+the\s+"
-     rf"form\s+of)\s+(?:a\s+|an\s+)?(?:markdown\s+)?(?P<list>{_BULLETS_EN})\b", _list_items),
-    (rf"\b(?P<list>bullet(?:ed)?(?:[\s-]*point)?|numbered|markdown)\s+list\s+(?:of|with|"
-     rf"containing)\s+(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})\s+\w+", _list_items),
-    (rf"{NOT_RANGE_EN}\b(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?\s+"
-     r"(?:points|items|steps|reasons|tips|ideas|entries)\b[,\s][^.;:\n]{0,25}?\b(?:numbered|"
-     r"number\s+them)\b", _numbered_points),
-    (rf"\bnumbered\s+list\s+(?:that|which)\s+(?:stops|ends|finishes)\s+(?:at|with)\s+item\s+"
-     rf"(?P<n>{EN_NUMBER})\b", lambda m: count("numbered_count", "exactly", to_int(m.group("n")))),
+    Phrasing(
+        rf"(?<![\w-])(?P<n>{EN_NUMBER})[\s-](?:items?|points?|entry|entries|steps?|lines?|tips?)\s+"
+        r"(?P<list>bullet(?:ed)?(?:[\s-]*point)?|numbered|(?:un)?ordered|markdown|dash(?:ed)?)"
+        r"\s+list(?P<q>)",
+        _list_items,
+        kind="numbered_count", example="Write a 5-step ordered list.",
+        counter="Write a 3-item unordered list."),
+    Phrasing(
+        rf"{NOT_RANGE_EN}(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:markdown\s+|"
+        r"short\s+|separate\s+|distinct\s+)?(?P<list>bullet(?:ed)?[\s-]*points?|bullets|"
+        r"bulleted\s+(?!lists?\b)\w+|numbered\s+(?!lists?\b)\w+)", _list_items, *UNITS_GATE,
+        kind="bullet_count", example="3 bullet points",
+        counter="Use between 3 and 5 bullet points."),
+    Phrasing(
+        rf"\b(?:{_LIST_VERBS_EN})(?:\s+(?:me|us))?\s+(?:(?P<q>{QUALIFIER_EN})\s+)?"
+        rf"(?P<n>{EN_NUMBER})\s+(?!(?:paragraphs?|sentences?|sections?|words?|parts?|chapters?|"
+        r"lines?|times?)\b)[^.;:!?\n]{1,60}?\b(?:as|in|using|with|via|formatted\s+as|in\s+the\s+"
+        rf"form\s+of)\s+(?:a\s+|an\s+)?(?:markdown\s+)?(?P<list>{_BULLETS_EN})\b", _list_items,
+        kind="numbered_count", example="Outline 6 steps as a numbered list.",
+        counter="Describe a snowy forest (as a numbered list of 6 items)."),
+    Phrasing(
+        rf"\b(?P<list>bullet(?:ed)?(?:[\s-]*point)?|numbered|markdown)\s+list\s+(?:of|with|"
+        rf"containing)\s+(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})\s+\w+", _list_items,
+        kind="numbered_count", example="as a numbered list of 4 items",
+        counter="as a list of 4 bullet points"),
+    Phrasing(
+        rf"{NOT_RANGE_EN}\b(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)"
+        rf"?\s+"
+        r"(?:points|items|steps|reasons|tips|ideas|entries)\b[,\s][^.;:\n]{0,25}?\b(?:numbered|"
+        r"number\s+them)\b", _numbered_points,
+        kind="numbered_count", example="Outline 6 steps as a numbered list.",
+        counter="Describe a snowy forest (as a numbered list of 6 items)."),
+    Phrasing(
+        rf"\bnumbered\s+list\s+(?:that|which)\s+(?:stops|ends|finishes)\s+(?:at|with)\s+item\s+"
+        rf"(?P<n>{EN_NUMBER})\b", lambda m: count("numbered_count", "exactly",
+        to_int(m.group("n"))),
+        kind="numbered_count", example="Lay it out as a numbered list that stops at item 4.",
+        counter="as a numbered list of 4 items"),
     # Chinese
-    (rf"{ZH_NOT_RANGE}(?<![第每])(?:(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST})\s*)?(?P<n>{ZH_NUMBER})\s*"
-     rf"{_ZH_ITEM}(?!\s*(?:{_ZH_BULLETS}|{_ZH_NUMBERED}))[^。；！？\n]{{0,30}}?"
-     rf"(?P<list>{_ZH_BULLETS}|{_ZH_NUMBERED})", _list_items),
-    (rf"(?:用|使用|以|采用)\s*(?:一个|一份)?\s*(?P<list>{_ZH_BULLETS}|{_ZH_NUMBERED})"
-     rf"[^。；！？\n]{{0,12}}?{ZH_NOT_RANGE}(?<![第每])(?:(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST})\s*)?"
-     rf"(?P<n>{ZH_NUMBER})\s*{_ZH_ITEM}",
-     _list_items),
+    Phrasing(
+        rf"{ZH_NOT_RANGE}(?<![第每])(?:(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST})\s*)?(?P<n>{ZH_NUMBER})\s*"
+        rf"{_ZH_ITEM}(?!\s*(?:{_ZH_BULLETS}|{_ZH_NUMBERED}))[^。；！？\n]{{0,30}}?"
+        rf"(?P<list>{_ZH_BULLETS}|{_ZH_NUMBERED})", _list_items,
+        kind="bullet_count", example="列出至少3条建议，使用无序列表。",
+        counter="用无序列表写出你的三个建议。"),
+    Phrasing(
+        rf"(?:用|使用|以|采用)\s*(?:一个|一份)?\s*(?P<list>{_ZH_BULLETS}|{_ZH_NUMBERED})"
+        rf"[^。；！？\n]{{0,12}}?{ZH_NOT_RANGE}(?<![第每])(?:(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST})\s*)?"
+        rf"(?P<n>{ZH_NUMBER})\s*{_ZH_ITEM}",
+        _list_items,
+        kind="bullet_count", example="用项目符号列出三个优点。",
+        counter="以项目符号列出3至5条建议。"),
 )
 
-# the rows of the bullet noun family and of both list styles (`families`)
-RULES: tuple[tuple[Matcher, Build], ...] = (
-    *compile_rules(_RULES, _FLAGS),
-    *compile_rules((*noun_rows("bullet_count"), *style_rows("bullet_count"),
-                    *style_rows("numbered_count")), FLAGS))
+# the bullet noun family's rows and both list styles' (`families`), one (example,
+# counter-example) per structure
+_BULLETS = noun_rows("bullet_count", (
+    # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
+    # a limit; referred back to
+    ("3 bullet points", "Write 3 paragraphs about cats with bullet points."),
+    ("Bullet points: 3-5.", "Bullet points: 3 words each."),
+    ("写一个 to-do list，用 bullet points，5 条。",
+     "写一个 product intro，用 **bold** 标出 3 个 selling points。"),
+    ("bullet points 数量需要5条。", "bullet points 数量需要简短。"),
+    ("Use bullet points (exactly 4).", "Use bullet points (short ones)."),
+    ("Limit the bullet points to 5.", "Limit the bullet points to short phrases."),
+    ("bullets pls. like 5 of them", "like 5 of them"),
+))
+_BULLET_STYLE = style_rows("bullet_count", (
+    # in parentheses; the style, then its size; the size, then "as" the style; "there should be";
+    # a size after a full stop; a spec list; an adjective; a bounded size; a verb
+    ("Format: bulleted list (3–5 items).", "Format: numbered list (5–7 items)."),
+    ("用项目符号列出三个优点。", "第三个要点用列表展开。"),
+    ("Give me five tips as bullet points.",
+     "Give tips for packing a light suitcase (as a list of five bullet points)."),
+    ("Format it as bullet points; there should be exactly three.",
+     "Format it as bullet points; there should be no intro."),
+    ("Bullets. Six of them.", "Six of them."),
+    ("bullet list\n2. seven items", "seven items"),
+    ("3 bullet points", "Write 3 paragraphs about cats with bullet points."),
+    ("List format please, with bullets, max 4.", "Respond with a 4-item bulleted list."),
+    ("Keep it tight, bullet the 3 deliverables.", "Keep it to 3 sentences or fewer."),
+))
+_NUMBERED_STYLE = style_rows("numbered_count", (
+    # in parentheses; the style, then its size; the size, then "as" the style; "there should be";
+    # a size after a full stop; a spec list; an adjective; a bounded size; a verb; numbers from 1
+    ("Format: numbered list (5–7 items).", "Format: bulleted list (3–5 items)."),
+    ("以编号形式给出五个步骤。", "用列表形式给出三个理由。"),
+    ("Outline 6 steps as a numbered list.",
+     "Describe a snowy forest (as a numbered list of 6 items)."),
+    ("numbering for the steps; there should be exactly three.",
+     "There should be exactly 2 highlighted sections."),
+    ("' in a numbered list? Two items, obviously.", "' in a numbered list?"),
+    ("- numbered list\n- 6 steps", "Outline 6 steps as a numbered list."),
+    ("3 numbered items", "Include a numbered list with at least 3 items."),
+    ("number them, 6 max", "Number them 1 to 8."),
+    ("Number the 5 steps.", "Number the steps."),
+    ("pls number ur tips 1 to 4", "List at least 4 points and number them 1."),
+))
+
+TABLES = (Table(_FLAGS, _PHRASINGS), _BULLETS, _BULLET_STYLE, _NUMBERED_STYLE)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.families import FLAGS, noun_rows
+from rubrics.checks.phrasings.families import noun_rows
 from rubrics.checks.phrasings.shared import (
     DASH,
     EN_N,
@@ -32,10 +32,12 @@ from rubrics.checks.phrasings.shared import (
     ZH_N,
     Build,
     Matcher,
-    compile_rules,
+    Phrasing,
+    Table,
     count,
     numbers_of,
     relation_of,
+    rules_of,
     unit_extra,
     unit_kind,
     zh_relation_of,
@@ -163,77 +165,171 @@ _HEADING_EN = (r"(?:markdown\s+|#{1,6}\s+|h[1-6]\s+|level[\s-]\w+\s+|section\s+)
                r"(?:heading|header)")
 
 
-_RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
     # English counts of parts ("3 sentences or fewer" before "in 3 sentences": the longer
     # reading wins)
-    (rf"(?:\b\w+\s+)?{NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{UNIT_EN[1:-1]})\s+"
-     r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?|tops)\b", _units_bounded("at most"),
-     *UNITS_GATE),
-    (rf"(?:\b\w+\s+)?{NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{UNIT_EN[1:-1]})\s+"
-     r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least"), *UNITS_GATE),
-    (rf"(?:\b({QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
-     rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?"
-     rf"{UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units, *UNITS_GATE),
-    (rf"(?:\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
-     rf"consist\s+of|between)\s+|(?<=\())\s*{EN_N}{DASH}{EN_N}\s+(?:{PART_ADJECTIVE_EN}\s+)?"
-     r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range),
+    Phrasing(
+        rf"(?:\b\w+\s+)?{NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{UNIT_EN[1:-1]})\s+"
+        r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?|tops)\b", _units_bounded("at most"),
+        *UNITS_GATE,
+        kind="sentence_count", example="Two sentences max.", counter="Two sentences."),
+    Phrasing(
+        rf"(?:\b\w+\s+)?{NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{UNIT_EN[1:-1]})\s+"
+        r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least"), *UNITS_GATE,
+        kind="sentence_count", example="4 sentences minimum", counter="4 sentences"),
+    Phrasing(
+        rf"(?:\b({QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
+        rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?"
+        rf"{UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units, *UNITS_GATE,
+        kind="paragraph_count", example="in 4 paragraphs", counter="Layout: 4 paragraphs."),
+    Phrasing(
+        rf"(?:\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
+        rf"consist\s+of|between)\s+|(?<=\())\s*{EN_N}{DASH}{EN_N}\s+(?:{PART_ADJECTIVE_EN}\s+)?"
+        r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range,
+        kind="paragraph_count", example="Write it in 4-5 paragraphs.",
+        counter="Write it in 3 paragraphs."),
     # hyphenated counts and limits: "a two-sentence note", "limit it to 3 paragraphs"
-    (rf"(?<![\w-])(?P<n>{EN_NUMBER})-(?P<unit>sentence|paragraph|bullet(?:[\s-]point)?)s?\b(?!-)",
-     _hyphen_units),
-    (rf"\b(?:limit|keep|restrict|cap)\s+(?:{_WHOLE_EN})\s+to\s+(?:just\s+|only\s+)?"
-     rf"(?P<n>{EN_NUMBER})\s+(?P<unit>words?|{UNIT_EN[1:-1]})\b", _limited),
+    Phrasing(
+        rf"(?<![\w-])(?P<n>{EN_NUMBER})-(?P<unit>sentence|paragraph|bullet(?:[\s-]point)?)s?\b"
+        rf"(?!-)",
+        _hyphen_units,
+        kind="sentence_count", example="a two-sentence note",
+        counter="Write a multi-sentence note."),
+    Phrasing(
+        rf"\b(?:limit|keep|restrict|cap)\s+(?:{_WHOLE_EN})\s+to\s+(?:just\s+|only\s+)?"
+        rf"(?P<n>{EN_NUMBER})\s+(?P<unit>words?|{UNIT_EN[1:-1]})\b", _limited,
+        kind="paragraph_count", example="Keep it to 2 paragraphs max.",
+        counter="Keep it to 2 sentences or fewer."),
     # Chinese counts of parts
-    (rf"(?:分为|分成|包括|包含|共|分|划分为)\s*{ZH_N}\s*(个部分|部分|段落|个段落|个自然段|自然段|"
-     r"个章节|个小标题|段|句话)", _zh_units),
-    (rf"(?:分为|分成|包含|包括|按|按照|要求|涵盖)[^。；\n]{{1,60}}?(?<![每第]){ZH_N}\s*(个部分|个板块|"
-     r"大板块|个章节)", _zh_units),
-    (rf"(?:(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST})|用|以|限|仅用|只用|(?:控制|限定|限制|保持)在)\s*(?P<n>{ZH_NUMBER})\s*"
-     r"句话(?P<within>以内|之内|以下)?", _zh_sentences),
-    (rf"(?:分为|分成|共|{_ZH_DIVIDE})\s*{ZH_N}\s*(?:-|–|~|～|到|至)\s*{ZH_N}\s*个?(?:自然)?"
-     r"(?:段落|段)",
-     lambda m: count("paragraph_count", "between", *numbers_of(m)[:2], divider=None)),
+    Phrasing(
+        rf"(?:分为|分成|包括|包含|共|分|划分为)\s*{ZH_N}\s*(个部分|部分|段落|个段落|个自然段"
+        rf"|自然段|"
+        r"个章节|个小标题|段|句话)", _zh_units,
+        kind="paragraph_count", example="请分成四段。", counter="请写成三个自然段。"),
+    Phrasing(
+        rf"(?:分为|分成|包含|包括|按|按照|要求|涵盖)[^。；\n]{{1,60}}?(?<![每第]){ZH_N}\s*(个部分"
+        rf"|个板块|"
+        r"大板块|个章节)", _zh_units,
+        kind="section_count", example="要求：字数800字左右，分成三个部分。",
+        counter="字数要求2000字左右，分4-5个自然段。"),
+    Phrasing(
+        rf"(?:(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST})|用|以|限|仅用|只用|(?:控制|限定|限制|保持)在)\s*"
+        rf"(?P<n>{ZH_NUMBER})\s*"
+        r"句话(?P<within>以内|之内|以下)?", _zh_sentences,
+        kind="sentence_count", example="不超过三句话。", counter="不超过300 words。"),
+    Phrasing(
+        rf"(?:分为|分成|共|{_ZH_DIVIDE})\s*{ZH_N}\s*(?:-|–|~|～|到|至)\s*{ZH_N}\s*个?(?:自然)?"
+        r"(?:段落|段)",
+        lambda m: count("paragraph_count", "between", *numbers_of(m)[:2], divider=None),
+        kind="paragraph_count", example="字数要求2000字左右，分4-5个自然段。",
+        counter="要求：字数800字左右，分成三个部分。"),
     # a count of parts opening its clause: "four paragraphs separated by ***"
-    (rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
-     rf"(?:{PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections|bullet\s+points|"
-     r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
-     r"max(?:imum)?|with|in\s+total|long|(?:are|is)\s+(?:expected|required|needed|wanted|"
-     r"preferred|ideal)|(?:should|must|shall|will)\s+be)\b))", _opening_count),
+    Phrasing(
+        rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
+        rf"(?:{PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections"
+        rf"|bullet\s+points|"
+        r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
+        r"max(?:imum)?|with|in\s+total|long|(?:are|is)\s+(?:expected|required|needed|wanted|"
+        r"preferred|ideal)|(?:should|must|shall|will)\s+be)\b))", _opening_count,
+        kind="sentence_count", example="4 sentences", counter="4 sentences minimum"),
     # headings counted in Chinese: "包含至少3个二级标题"
-    (rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个(?:[一二三]级|小|子)?"
-     r"标题", lambda m: count("heading_count", zh_relation_of(m.group("q") or ""),
-                            to_int(m.group("n")))),
+    Phrasing(
+        rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个"
+        rf"(?:[一二三]级|小|子)?"
+        r"标题", lambda m: count("heading_count", zh_relation_of(m.group("q") or ""),
+                               to_int(m.group("n"))),
+        kind="heading_count", example="文章需要有3个小标题。", counter="需要至少两个小标题。"),
     # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
-    (rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
-     r"(?!each\b|per\b|long\b)[a-z]+", _opening_count),
+    Phrasing(
+        rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
+        r"(?!each\b|per\b|long\b)[a-z]+", _opening_count,
+        kind="sentence_count", example="write a 5 sentence horror story",
+        counter="Write a multi-sentence note."),
     # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
-    (rf"\b(?P<n>{EN_NUMBER})\s+(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b"
-     rf"[^\n]{{0,100}}?\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),
-    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
-     rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
-     r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
-     r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked),
+    Phrasing(
+        rf"\b(?P<n>{EN_NUMBER})\s+(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b"
+        rf"[^\n]{{0,100}}?\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked,
+        kind="section_count", example="in 4 sections labelled Part 1, Part 2 and so on",
+        counter="Give exactly 4 numbered points (1., 2., and so on)."),
+    Phrasing(
+        rf"\b(?P<n>{EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
+        rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
+        r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
+        r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked,
+        kind="section_count",
+        example="Your answer needs 4 sections, with 'SECTION X' at the start of each.",
+        counter="Your response must have 4 sections. Mark the beginning of each section with "
+                "SECTION X."),
     # N parts, each under a heading of its own
-    (r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"
-     rf"(?:starting|opening|beginning)\s+with|headed\s+by|introduced\s+by)\s+(?:a|an|one|its\s+own)"
-     rf"\s+{_HEADING_EN}", _each_headed),
+    Phrasing(
+        r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"
+        rf"(?:starting|opening|beginning)\s+with|headed\s+by|introduced\s+by)\s+(?:a|an|one"
+        rf"|its\s+own)"
+        rf"\s+{_HEADING_EN}", _each_headed,
+        kind="heading_count", example="Write it in 3 sections, each with its own ## heading.",
+        counter="Write a note to the 3 departments, each with its own manager."),
     # "a markdown header for each of the 4 sections", "give each of the 3 parts a heading"
-    (rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for|on|above|over)\s+(?:each|every)\s+(?:one\s+)?of\s+"
-     rf"(?:the|your|these|those)\s+(?P<n>{EN_NUMBER})\s+(?:{_PARTS_EN})\b|\beach\s+of\s+(?:the|your)\s+"
-     rf"(?P<n2>{EN_NUMBER})\s+(?:{_PARTS_EN})\s+(?:a|an|its\s+own)\s+{_HEADING_EN}",
-     lambda m: count("heading_count", "exactly", to_int(m.group("n") or m.group("n2")))),
-    (rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for\s+each|for\s+every)\s+(?P<unit>(?:sub)?section|"
-     rf"part|topic|chapter)\s*[,;]\s*(?P<n>{EN_NUMBER})\s+(?P=unit)s?\b", _headed),
-    (rf"(?P<n>{ZH_NUMBER})\s*个?\s*{_ZH_SECTIONS}\s*[，,]?\s*每(?:个|一)?\s*{_ZH_SECTIONS}?\s*(?:都|均)?"
-     r"(?:要|需|需要|须|请|应)?\s*(?:用|有|加|配|设|带|使用)\s*(?:一个)?\s*(?:markdown|md)?\s*"
-     r"(?:[一二三]级|小|#{1,6}\s*)?标题", _headed),
+    Phrasing(
+        rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for|on|above|over)\s+(?:each|every)\s+"
+        rf"(?:one\s+)?of\s+"
+        rf"(?:the|your|these|those)\s+(?P<n>{EN_NUMBER})\s+(?:{_PARTS_EN})\b|\beach\s+of\s+(?:the"
+        rf"|your)\s+"
+        rf"(?P<n2>{EN_NUMBER})\s+(?:{_PARTS_EN})\s+(?:a|an|its\s+own)\s+{_HEADING_EN}",
+        lambda m: count("heading_count", "exactly", to_int(m.group("n") or m.group("n2"))),
+        kind="heading_count", example="Give each of the 3 parts its own heading.",
+        counter="Write it in 3 sections, each with its own ## heading."),
+    Phrasing(
+        rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for\s+each|for\s+every)\s+(?P<unit>(?:sub)"
+        rf"?section|"
+        rf"part|topic|chapter)\s*[,;]\s*(?P<n>{EN_NUMBER})\s+(?P=unit)s?\b", _headed,
+        kind="heading_count", example="* one ## heading per subsection, 2 subsections",
+        counter="Italicise one phrase per paragraph."),
+    Phrasing(
+        rf"(?P<n>{ZH_NUMBER})\s*个?\s*{_ZH_SECTIONS}\s*[，,]?\s*每(?:个|一)?\s*{_ZH_SECTIONS}?\s*"
+        rf"(?:都|均)?"
+        r"(?:要|需|需要|须|请|应)?\s*(?:用|有|加|配|设|带|使用)\s*(?:一个)?\s*(?:markdown|md)?\s*"
+        r"(?:[一二三]级|小|#{1,6}\s*)?标题", _headed,
+        kind="heading_count", example="分为三个部分，每部分都要有小标题。",
+        counter="文章需要有3个小标题。"),
     # in Chinese or both: "分 3 个 sections，每个 section 以 'Part 1' 开头", "分为四部分，每部分以
     # “Day 1”开头"
-    (rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})[^\n。]{{0,60}}?"
-     rf"每(?:个|一)?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})?\s*(?:都|均|须|需|要|必须)*\s*(?:以|用)\s*"
-     rf"{_MARKER}", _marked),
+    Phrasing(
+        rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})"
+        rf"[^\n。]{{0,60}}?"
+        rf"每(?:个|一)?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})?\s*(?:都|均|须|需|要|必须)*\s*(?:以"
+        rf"|用)\s*"
+        rf"{_MARKER}", _marked,
+        kind="section_count",
+        example="Please write the 说明书 in 3 parts，每部分以 'Step X' 开头。",
+        counter="Please write the entire answer in Spanish."),
 )
 
-# counts of headings and paragraphs named by their noun families (`families`)
-RULES: tuple[tuple[Matcher, Build], ...] = (
-    *compile_rules(_RULES, _FLAGS),
-    *compile_rules((*noun_rows("heading_count"), *noun_rows("paragraph_count")), FLAGS))
+# the heading and paragraph noun families' rows (`families`), one (example, counter-example)
+# per structure
+_HEADINGS = noun_rows("heading_count", (
+    # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
+    # a limit; referred back to
+    ("需要至少两个小标题。", "需要一个用<< >>包起来的标题。"),
+    ("Headings: 2-4, markdown style.", "with 4 markdown headings"),
+    ("Use ### 做三级标题，共 3 个。", "Use Markdown，at least 2 个二级标题 (##)。"),
+    ("标题不少于两个，使用#号标记。", "需要至少两个小标题。"),
+    ("Use markdown headings (exactly 3).", "Use markdown headings (level 2)."),
+    ("Limit the headings to 4.", "Limit the headings to plain words."),
+    ("Divide it with headings, 3 of them, markdown ###.",
+     "break it up with 3 section headings (markdown #) pls"),
+))
+_PARAGRAPHS = noun_rows("paragraph_count", (
+    # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
+    # a limit; referred back to
+    ("写两段。", "请写一段产品描述。"),
+    ("Paragraphs: 3 to 5.", "3 paragraphs"),
+    ("Use paragraphs, at least five of them.", "Use paragraphs, at least five words each."),
+    ("段落数量要 5 个。", "段落数量要适中。"),
+    ("Write short paragraphs (exactly 4).", "Write short paragraphs (no lists)."),
+    ("Limit the paragraphs to 3.", "Limit the paragraphs to short ones."),
+    ("Short paragraphs; 4 in total", "Short paragraphs; 4 sentences in total"),
+))
+
+TABLES = (Table(_FLAGS, _PHRASINGS), _HEADINGS, _PARAGRAPHS)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -1,5 +1,5 @@
 """The pieces the phrasings of every kind are built from, each under a public name: how a
-rule is written (`Build`, `Matcher`, `Gated`, `compile_rules`), the English and Chinese
+rule is written (`Phrasing`, `Table`, `Gated`, `rules_of`), the English and Chinese
 qualifiers of a count ("at least", "不超过") and the relations they state, numbers, units of
 parts, quoted words and phrases, occurrence counts ("3 times", "twice or more"), and the
 count-and-bound pattern (`COUNT`) the noun families and letters share."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
@@ -21,12 +22,43 @@ class Matcher(Protocol):
     def finditer(self, string: str) -> Iterator[re.Match[str]]: ...
 
 
-def compile_rules(rules: Iterable[tuple[Any, ...]],
-                  flags: int) -> tuple[tuple[Matcher, Build], ...]:
-    """Rules as (pattern, build) or (pattern, build, gate, reach): the latter run only near
-    their gate's matches (`Gated`)."""
-    return tuple((Gated(gate[0], pattern, flags, gate[1]) if gate else re.compile(pattern, flags),
-                  build) for pattern, build, *gate in rules)
+@dataclass(frozen=True)
+class Phrasing:
+    """One way of stating a requirement, a row of a kind module's table: the pattern, how its
+    match is read into (kind, params), the kind its example reads as, words it must read as
+    that kind and a near miss it must not (the table test renders both). A row with a gate
+    runs only within `reach` of the gate's matches (`Gated`)."""
+
+    pattern: str
+    read: Build
+    gate: str | None = None
+    reach: tuple[int, int] | None = None
+    kind: str = field(kw_only=True)
+    example: str = field(kw_only=True)
+    counter: str = field(kw_only=True)
+
+    def matcher(self, flags: int) -> Matcher:
+        if self.gate:
+            return Gated(self.gate, self.pattern, flags, self.reach)
+        return re.compile(self.pattern, flags)
+
+    def kinds(self, text: str, flags: int) -> list[str]:
+        """The kinds the row alone reads in `text`."""
+        return [kind for match in self.matcher(flags).finditer(text)
+                for kind, _ in self.read(match)]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A kind module's rows and the regex flags they compile with."""
+
+    flags: int
+    rows: tuple[Phrasing, ...]
+
+
+def rules_of(tables: Iterable[Table]) -> tuple[tuple[Matcher, Build], ...]:
+    """The tables' rows as the (matcher, build) pairs the pre-pass runs, in order."""
+    return tuple((row.matcher(table.flags), row.read) for table in tables for row in table.rows)
 
 
 # gates of rules that open with an optional number or qualifier, and how far they reach
