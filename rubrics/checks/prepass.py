@@ -71,7 +71,7 @@ from typing import Any
 from rubrics.checks.base import ParamsInvalid
 from rubrics.checks.model import Check
 from rubrics.checks.phrasings import PART_OF, RULES
-from rubrics.checks.phrasings.scope import (
+from rubrics.checks.scope import (
     EACH_FREE_KINDS,
     INTRO_OUTRO,
     LENGTH_KINDS,

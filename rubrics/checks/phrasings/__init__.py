@@ -11,12 +11,15 @@ kinds, in English and Chinese alike:
 - `edges`: starts_with, ends_with;
 - `language`: language;
 - `keywords`: keyword, forbidden_word;
-- `marks`: quoted, title, placeholder_count, highlight_count, no_commas, postscript, json,
-  xml_tag, field_marker.
+- `marks`: quoted, title, placeholder_count, highlight_count;
+- `formats`: no_commas, postscript, json, xml_tag, field_marker.
 
-The pieces they share are in `shared`, the count structures of the noun families and list
-styles in `families`; `scope` tells whose a reading is. The pre-pass tries every rule on
-every request and orders what they find by position, so the order below is no precedence."""
+Each module's rules are rows of its `TABLES`: a `Phrasing` holds the pattern, how its match
+is read, the kind, an example it must read and a near miss it must not. The pieces the
+modules share are in `shared`, the count structures of the noun families and list styles in
+`families`; whose a reading is (the response's, a part's, a question's) is
+`rubrics.checks.scope`'s. The pre-pass tries every rule on every request and orders what they
+find by position, so the order below is no precedence."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from types import ModuleType
 from rubrics.checks.phrasings import (
     case,
     edges,
+    formats,
     keywords,
     language,
     lengths,
@@ -37,8 +41,8 @@ from rubrics.checks.phrasings.case import PART_OF
 from rubrics.checks.phrasings.shared import Build, Matcher
 
 # the modules whose rules the pre-pass runs, by kind family
-MODULES: tuple[ModuleType, ...] = (lengths, parts, lists, letters, marks, language, case, edges,
-                                   keywords)
+MODULES: tuple[ModuleType, ...] = (lengths, parts, lists, letters, marks, formats, language,
+                                   case, edges, keywords)
 
 RULES: tuple[tuple[Matcher, Build], ...] = tuple(rule for module in MODULES
                                                  for rule in module.RULES)

@@ -179,7 +179,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)"
         rf"\s*[:：]\s*"
         rf"(?:all\s+)?{_LOWER}", _whole("lowercase"),
-        kind="lowercase", example="Casing: lowercase.", counter="lowercase"),
+        kind="lowercase", example="Casing: lowercase.", counter="Casing: mixed."),
     Phrasing(
         r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)"
         r"\s*[:：]\s*"

@@ -122,7 +122,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing(
         rf"\b{_END_VERBS}\s+{_PARTICLE}{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}",
         _edge("ends_with"),
-        kind="ends_with", example='end with "Bye."', counter='end with "Bye.'),
+        kind="ends_with", example='end with "Bye."', counter="end with a question."),
     Phrasing(
         rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with"),
         kind="starts_with", example='Start with "See you soon".',
@@ -199,7 +199,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"\b{_OWNER}(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}{_NAMED}{_QUOTED_PHRASE}",
         _edge("starts_with"),
         kind="starts_with", example='opening line has to be "Listen up."',
-        counter='opening line has to be "Listen up.'),
+        counter="opening line has to be short."),
     # "put 'Grab yours today!' as the last line", "use 'Hello' as the opening words"
     Phrasing(
         rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"

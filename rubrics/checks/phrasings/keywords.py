@@ -239,7 +239,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing(
         rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
         rf"(?P<words>{QUOTE_LIST})", _used("forbid"),
-        kind="forbidden_word", example="No using 'basically' or 'literally'.", counter="basically"),
+        kind="forbidden_word", example="No using 'basically' or 'literally'.",
+        counter="No using slang."),
     # verbs that forbid by themselves: "avoid the words 'very' and 'really'", "exclude ..."
     Phrasing(
         rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban|skip|steer\s+clear\s+of|"

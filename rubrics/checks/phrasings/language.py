@@ -195,7 +195,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing(
         rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:output\s+|response\s+)?language\s*[:：]\s*{LANG_EN}"
         r"(?=\s*(?:[.;,\n]|$))", _code,
-        kind="language", example="Language: French.", counter="language"),
+        kind="language", example="Language: French.", counter="Language: formal."),
     Phrasing(
         rf"(?:^|(?<=[。；;，,\n]))\s*(?:回答|回复|输出)?语言\s*[：:]\s*{LANG_ZH}(?=\s*"
         rf"(?:[。；;，,\n]|$))",
@@ -247,7 +247,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"\s*[:=：]\s*(?P<lang>[a-z]{2})(?:[-_][a-z]{2})?(?=\s*(?:[.;,\n]|$))",
         lambda m: [("language", {"language": m.group("lang").lower()})]
         if m.group("lang").lower() in NAMES else [],
-        kind="language", example="Language: fr", counter="language"),
+        kind="language", example="Language: fr", counter="Language: plain"),
     # wanting the text in a language: "I need this in French", "can I get it in Polish?"
     Phrasing(
         rf"\b(?:I\s+(?:need|want|would\s+like|['’]d\s+like)|can\s+I\s+(?:get|have))\s+(?:it|this"

@@ -119,7 +119,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="word_count", example="4 to 7 words", counter="4 to 7 sentences"),
     Phrasing(
         rf"(?:{AT_LEAST_EN})\s*{EN_N}\s*(?:-\s*)?words?\b", _words("at least"), *WORDS_GATE,
-        kind="word_count", example="at least 100 words", counter="at least"),
+        kind="word_count", example="at least 100 words", counter="at least 100 lines"),
     Phrasing(
         rf"\b(?:{MORE_THAN_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("more than"), *WORDS_GATE,
         kind="word_count", example="no longer than 4 words", counter="no more than 4 sentences"),
@@ -288,7 +288,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{QUALIFIER_EN})\s*)?{_NAMED_N}(?![\d,])(?!\s*(?:-|–"
         rf"|to)\s*\d)",
         _labelled,
-        kind="word_count", example="Word count: at least 500.", counter="at least"),
+        kind="word_count", example="Word count: at least 500.",
+        counter="Word count: not important."),
     Phrasing(
         rf"\bword\s+count\s*[:：]\s*(?:between\s+)?{_NAMED_N}\s*(?:-|–|—|to|and)\s*"
         rf"(?P<n2>{EN_NUMBER})",

@@ -137,7 +137,7 @@ _BULLETS = noun_rows("bullet_count", (
     ("bullet points 数量需要5条。", "bullet points 数量需要简短。"),
     ("Use bullet points (exactly 4).", "Use bullet points (short ones)."),
     ("Limit the bullet points to 5.", "Limit the bullet points to short phrases."),
-    ("bullets pls. like 5 of them", "like 5 of them"),
+    ("bullets pls. like 5 of them", "bullets pls. like 5 words each"),
 ))
 _BULLET_STYLE = style_rows("bullet_count", (
     # in parentheses; the style, then its size; the size, then "as" the style; "there should be";
@@ -149,7 +149,7 @@ _BULLET_STYLE = style_rows("bullet_count", (
     ("Format it as bullet points; there should be exactly three.",
      "Format it as bullet points; there should be no intro."),
     ("Bullets. Six of them.", "Six of them."),
-    ("bullet list\n2. seven items", "seven items"),
+    ("bullet list\n2. seven items", "bullet list\n2. seven words"),
     ("3 bullet points", "Write 3 paragraphs about cats with bullet points."),
     ("List format please, with bullets, max 4.", "Respond with a 4-item bulleted list."),
     ("Keep it tight, bullet the 3 deliverables.", "Keep it to 3 sentences or fewer."),
@@ -163,7 +163,8 @@ _NUMBERED_STYLE = style_rows("numbered_count", (
      "Describe a snowy forest (as a numbered list of 6 items)."),
     ("numbering for the steps; there should be exactly three.",
      "There should be exactly 2 highlighted sections."),
-    ("' in a numbered list? Two items, obviously.", "' in a numbered list?"),
+    ("Should it be in a numbered list? Two items, obviously.",
+     "Should it be in a numbered list? Yes, obviously."),
     ("- numbered list\n- 6 steps", "Outline 6 steps as a numbered list."),
     ("3 numbered items", "Include a numbered list with at least 3 items."),
     ("number them, 6 max", "Number them 1 to 8."),

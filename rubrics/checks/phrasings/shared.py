@@ -61,6 +61,11 @@ def rules_of(tables: Iterable[Table]) -> tuple[tuple[Matcher, Build], ...]:
     return tuple((row.matcher(table.flags), row.read) for table in tables for row in table.rows)
 
 
+def flag(kind: str, **params: Any) -> Build:
+    """A kind read whole from its words: no commas, JSON, a title, a P.S. marker."""
+    return lambda m: [(kind, dict(params))]
+
+
 # gates of rules that open with an optional number or qualifier, and how far they reach
 WORDS_GATE = (r"\bwords?\b", (80, 60))
 UNITS_GATE = (r"paragraph|\bparas?\b|sentence|section|bullet|heading|placeholder|\bparts?\b|"
