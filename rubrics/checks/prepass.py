@@ -70,16 +70,14 @@ from typing import Any
 
 from rubrics.checks.base import ParamsInvalid
 from rubrics.checks.model import Check
-from rubrics.checks.phrasings import (
-    PART_OF,
-    RULES,
-)
-from rubrics.checks.phrasings.asked import EACH_FREE_KINDS, not_asked
-from rubrics.checks.phrasings.whose import (
+from rubrics.checks.phrasings import PART_OF, RULES
+from rubrics.checks.scope import (
+    EACH_FREE_KINDS,
     INTRO_OUTRO,
     LENGTH_KINDS,
     SENTENCE_END,
     asks_for_several,
+    not_asked,
     of_a_part,
     per_item,
 )

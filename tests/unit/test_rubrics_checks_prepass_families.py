@@ -399,7 +399,7 @@ def test_a_language_in_a_list_and_a_hash_sign_are_no_such_check(request_text):
 
 
 def test_a_gated_rule_finds_what_its_pattern_finds_near_its_gate():
-    from rubrics.checks.phrasings.common import Gated
+    from rubrics.checks.phrasings.shared import Gated
 
     text = "x " * 300 + "at least 5 bullets" + " y" * 300 + " no more than 2 bullets"
     gated = Gated(r"bullets", r"(?:at\s+least|no\s+more\s+than)\s+\d+\s+bullets", reach=(40, 10))

@@ -2,8 +2,7 @@
 all", "entirely in lowercase", "全部使用小写"), all capitals ("in ALL CAPS", "your entire answer
 should be in capital letters", "respond in uppercase only", "全部使用大写字母"), and how many
 words must be written in capitals ("at least 5 words in ALL CAPS", "use all caps for at least
-8 words", "the number of all-caps words must be less than 5", "全大写的单词至少出现3次");
-package-internal.
+8 words", "the number of all-caps words must be less than 5", "全大写的单词至少出现3次").
 
 Case named as a topic ("the difference between uppercase and lowercase letters"), or asked of
 one part only ("write the title in all caps"), is not the response's case."""
@@ -14,21 +13,30 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.common import (
-    _QUALIFIER_EN,
-    _ZH_AT_LEAST,
-    _ZH_AT_MOST,
-    _ZH_LESS_THAN,
-    _ZH_MORE_THAN,
-    _ZH_START,
+from rubrics.checks.phrasings.shared import (
+    QUALIFIER_EN,
+    TIMES_EN,
+    ZH_AT_LEAST,
+    ZH_AT_MOST,
+    ZH_LESS_THAN,
+    ZH_MORE_THAN,
+    ZH_START,
     Build,
     Matcher,
-    _count,
-    compile_rules,
+    Phrasing,
+    Table,
+    count,
+    rules_of,
+    times,
+    times_relation,
+    zh_relation_of,
 )
-from rubrics.checks.phrasings.short import _TIMES_EN, _times, times_relation, zh_relation_of
 
 _I = re.I | re.S
+# a check of the key's kind read from words inside a longer check of one of the listed kinds
+# is a misreading: the "in all capital letters" of "use words in all capital letters at least
+# 2 times" asks for capitalised words, not a response all in capitals
+PART_OF = {"uppercase": frozenset({"capital_word_count"})}
 _CAPS = (r"(?:capital(?:ized)?\s+letters|capitals|caps|upper[\s-]*case(?:\s+letters)?|"
          r"block\s+(?:capitals|letters))")
 _LOWER = r"(?:lower[\s-]*case(?:\s+letters)?|small\s+letters)"
@@ -69,20 +77,20 @@ def _whole(kind: str) -> Build:
 def _capital_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """How many words written all in capitals the response must have."""
     groups = m.groupdict()
-    n = _times(m) if groups.get("t") else to_int(groups["n"]) if groups.get("n") else None
+    n = times(m) if groups.get("t") else to_int(groups["n"]) if groups.get("n") else None
     if groups.get("upper"):
         low = to_int(groups.get("low") or groups["n"])
-        return _count("capital_word_count", "between", low, to_int(groups["upper"]))
+        return count("capital_word_count", "between", low, to_int(groups["upper"]))
     qualifier = groups.get("q") or ""
     relation = zh_relation_of(qualifier) if re.search(r"[\u4e00-\u9fff]", qualifier) \
         else times_relation(m)
-    return _count("capital_word_count", relation, n)
+    return count("capital_word_count", relation, n)
 
 
 _QN = (rf"\b(?:(?:between\s+)?(?P<low>{EN_NUMBER})\s*(?:-|–|to|and|or)\s*(?P<upper>{EN_NUMBER})|"
-       rf"(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
+       rf"(?:(?P<q>{QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?:\s+(?P<post>or\s+(?:more|fewer|"
        r"less)|at\s+(?:least|most)|max(?:imum)?|min(?:imum)?))?)")
-_ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
+_ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})?"
 _ZH_CAPS_WORD = r"(?:全(?:部)?大写|大写|all[\s-]*caps)\s*(?:的)?(?:英文)?(?:单词|词)"
 _ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)?|"
                  r"fully[\s-]+capitali[sz]ed|capitali[sz]ed|upper[\s-]*case|full[\s-]+caps)")
@@ -97,111 +105,227 @@ _EVERY_LETTER_IS = (r"\b(?:every|each|all(?:\s+the)?)\s+(?:single\s+)?(?:letters
                     r"(?:be|is|are)\s+(?:in\s+)?")
 
 
-_RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
     # all lowercase
-    (rf"\b(?:in|using|with|use|write|written|type|typed|keep\s+it|be|reply|respond|answer)\s+"
-     rf"{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
-    (rf"\ball[\s-]+{_LOWER}{_NOT_CONTRASTED}|\b{_LOWER}\s+only\b|\bentirely\s+(?:in\s+)?{_LOWER}"
-     rf"|\bonly\s+{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase")),
-    (rf"\b(?:no|zero|{_WITHOUT}|{_REFUSED}\s+(?:any\s+)?)\s*(?:capital\s+letters?|capitals|"
-     r"capitali[sz]ation|upper[\s-]*case\s+letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|"
-     r"never)\s+capitali[sz]e\s+(?:anything|any\s+(?:words?|letters?))\b", _whole("lowercase")),
-    (rf"{_ZH_WHOLE}\s*(?:使用|用|采用|以|为|是)?\s*(?:英文)?(?:(?<!大)小写(?:字母|英文)?|"
-     r"lower[\s-]*case\b)|(?:使用|用|采用)(?:英文)?(?<!大)小写(?:字母)?(?:书写|回答|写|回复|作答)|"
-     r"(?:不要|不能|不得|禁止|避免|不许)(?:使用|出现|用|有)?(?:任何)?大写(?:字母)?(?!的?(?:英文)?(?:单词|词))",
-     _whole("lowercase")),
-    (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
-     _whole("lowercase")),
+    Phrasing(
+        rf"\b(?:in|using|with|use|write|written|type|typed|keep\s+it|be|reply|respond|answer)\s+"
+        rf"{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase"),
+        kind="lowercase", example="all in lowercase", counter="all lowercase"),
+    Phrasing(
+        rf"\ball[\s-]+{_LOWER}{_NOT_CONTRASTED}|\b{_LOWER}\s+only\b|\bentirely\s+(?:in\s+)?{_LOWER}"
+        rf"|\bonly\s+{_LOWER}{_NOT_CONTRASTED}", _whole("lowercase"),
+        kind="lowercase", example="all lowercase", counter="all in lowercase"),
+    Phrasing(
+        rf"\b(?:no|zero|{_WITHOUT}|{_REFUSED}\s+(?:any\s+)?)\s*(?:capital\s+letters?|capitals|"
+        r"capitali[sz]ation|upper[\s-]*case\s+letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|"
+        r"never)\s+capitali[sz]e\s+(?:anything|any\s+(?:words?|letters?))\b", _whole("lowercase"),
+        kind="lowercase", example="dont use any capital letters",
+        counter="Don't use any lowercase letters."),
+    Phrasing(
+        rf"{_ZH_WHOLE}\s*(?:使用|用|采用|以|为|是)?\s*(?:英文)?(?:(?<!大)小写(?:字母|英文)?|"
+        r"lower[\s-]*case\b)|(?:使用|用|采用)(?:英文)?(?<!大)小写(?:字母)?(?:书写|回答|写|回复"
+        r"|作答)|"
+        r"(?:不要|不能|不得|禁止|避免|不许)(?:使用|出现|用|有)?(?:任何)?大写(?:字母)?(?!的?"
+        r"(?:英文)?(?:单词|词))",
+        _whole("lowercase"),
+        kind="lowercase", example="全部小写。", counter="Reply 全部大写 please。"),
+    Phrasing(
+        rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:in\s+)?(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
+        _whole("lowercase"),
+        kind="lowercase", example="The response must be in lowercase letters only.",
+        counter="The response must be entirely in uppercase letters."),
     # "keep all letters lowercase", "keep every single letter lowercase", "make everything
     # uppercase"
-    (rf"\b(?:keep|make|have|set|put)\s+(?:all\s+(?:of\s+)?(?:the\s+)?(?:letters|words|text|characters)|"
-     r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|everything|it\s+all|"
-     rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?{_LOWER}"
-     rf"{_NOT_CONTRASTED}", _whole("lowercase")),
-    (rf"\b(?:keep|make|have|set|put)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything|it\s+all|"
-     r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|"
-     rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?"
-     rf"(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}", _whole("uppercase")),
+    Phrasing(
+        rf"\b(?:keep|make|have|set|put)\s+(?:all\s+(?:of\s+)?(?:the\s+)?(?:letters|words|text"
+        rf"|characters)|"
+        r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|everything|it\s+all|"
+        rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)"
+        rf"?{_LOWER}"
+        rf"{_NOT_CONTRASTED}", _whole("lowercase"),
+        kind="lowercase", example="Keep all letters lowercase.", counter="all lowercase"),
+    Phrasing(
+        rf"\b(?:keep|make|have|set|put)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything"
+        rf"|it\s+all|"
+        r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|"
+        rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?"
+        rf"(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}",
+        _whole("uppercase"),
+        kind="uppercase", example="Put every word in uppercase.",
+        counter="Put every word in lowercase."),
     # every letter as the subject: "Every letter of your reply should be lowercase", "Every
     # letter must be a capital"; "no lowercase letters at all"
-    (rf"{_EVERY_LETTER_IS}(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
-     _whole("lowercase")),
-    (rf"{_EVERY_LETTER_IS}(?:a\s+capital|capitals|(?:all\s+)?caps|upper[\s-]*case){_NOT_CONTRASTED}"
-     r"|\bno\s+lower[\s-]*case\s+letters?\b",
-     _whole("uppercase")),
+    Phrasing(
+        rf"{_EVERY_LETTER_IS}(?:all\s+)?{_LOWER}{_NOT_CONTRASTED}",
+        _whole("lowercase"),
+        kind="lowercase", example="Every letter must be lowercase; no capital letters at all.",
+        counter="Every letter must be a capital; no lowercase letters at all."),
+    Phrasing(
+        rf"{_EVERY_LETTER_IS}(?:a\s+capital|capitals|(?:all\s+)?caps"
+        rf"|upper[\s-]*case){_NOT_CONTRASTED}"
+        r"|\bno\s+lower[\s-]*case\s+letters?\b",
+        _whole("uppercase"),
+        kind="uppercase", example="Every letter must be a capital; no lowercase letters at all.",
+        counter="Every letter must be lowercase; no capital letters at all."),
     # "Don't use any lowercase letters", "Without a single lowercase letter"
-    (rf"\b(?:{_WITHOUT}|{_REFUSED}\s+(?:any\s+|a\s+single\s+)?)\s*(?:lower[\s-]*case|small)\s+"
-     r"letters?\b",
-     _whole("uppercase")),
+    Phrasing(
+        rf"\b(?:{_WITHOUT}|{_REFUSED}\s+(?:any\s+|a\s+single\s+)?)\s*(?:lower[\s-]*case|small)\s+"
+        r"letters?\b",
+        _whole("uppercase"),
+        kind="uppercase", example="Don't use any lowercase letters.",
+        counter="Don't use any capital letters."),
     # a labelled case: "Case: lowercase throughout", "Capitalization: all caps"
-    (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)\s*[:：]\s*"
-     rf"(?:all\s+)?{_LOWER}", _whole("lowercase")),
-    (r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)\s*[:：]\s*"
-     r"(?:all\s+caps|all\s+capitals|(?:all\s+)?upper[\s-]*case)", _whole("uppercase")),
+    Phrasing(
+        rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)"
+        rf"\s*[:：]\s*"
+        rf"(?:all\s+)?{_LOWER}", _whole("lowercase"),
+        kind="lowercase", example="Casing: lowercase.", counter="Casing: mixed."),
+    Phrasing(
+        r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)"
+        r"\s*[:：]\s*"
+        r"(?:all\s+caps|all\s+capitals|(?:all\s+)?upper[\s-]*case)", _whole("uppercase"),
+        kind="uppercase", example="Case: all caps.", counter="Case: lowercase."),
     # a terse sentence of its own: "Haiku. Lowercase. No commas."
-    (r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+)?lower[\s-]*case(?:\s+only)?\s*(?=[.!;\n]|$)",
-     _whole("lowercase")),
-    (r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+caps|all\s+capitals|upper[\s-]*case(?:\s+only)?)\s*"
-     r"(?=[.!;\n]|$)", _whole("uppercase")),
+    Phrasing(
+        r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+)?lower[\s-]*case(?:\s+only)?\s*(?=[.!;\n]|$)",
+        _whole("lowercase"),
+        kind="lowercase", example="lowercase", counter="• all lowercase"),
+    Phrasing(
+        r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+caps|all\s+capitals|upper[\s-]*case(?:\s+only)?)\s*"
+        r"(?=[.!;\n]|$)", _whole("uppercase"),
+        kind="uppercase", example="uppercase", counter="all in uppercase"),
     # all capitals
-    (rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:all\s+)?(?:caps|capitals|upper[\s-]*case)"
-     rf"{_NOT_CONTRASTED}", _whole("uppercase")),
-    (rf"\b{_RESPONSE}\s+{_BE}(?:in\s+\w+,?\s+(?:and\s+)?)?{_ADVERBS}(?:in|using|with)\s+"
-     rf"(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase")),
-    (rf"\b(?:write|writing|respond|answer|reply|type|shout)\s+(?:(?:it|everything|all\s+of\s+it|the\s+"
-     rf"whole\s+thing|your\s+(?:entire\s+|whole\s+)?(?:response|answer|reply))\s+)?{_ADVERBS}"
-     rf"(?:in|using)\s+(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase")),
-    (rf"(?<!with )\ball\s+(?:in\s+)?{_CAPS}{_NOT_CONTRASTED}|\b{_CAPS}\s+only\b|\bonly\s+"
-     rf"{_CAPS}{_NOT_CONTRASTED}|\bentirely\s+in\s+(?:english\s+)?(?:capital|uppercase)\s+"
-     r"letters\b|\band\s+in\s+(?:all\s+)?(?:capital\s+letters|uppercase(?:\s+letters)?)\b",
-     _whole("uppercase")),
-    (rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?大写(?:字母|英文)?(?!的?(?:英文)?(?:单词|词))",
-     _whole("uppercase")),
+    Phrasing(
+        rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:all\s+)?(?:caps|capitals|upper[\s-]*case)"
+        rf"{_NOT_CONTRASTED}", _whole("uppercase"),
+        kind="uppercase", example="The reply should be all uppercase, with not one small letter.",
+        counter="The reply should be all lowercase, with not one capital letter."),
+    Phrasing(
+        rf"\b{_RESPONSE}\s+{_BE}(?:in\s+\w+,?\s+(?:and\s+)?)?{_ADVERBS}(?:in|using|with)\s+"
+        rf"(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase"),
+        kind="uppercase", example="Your entire answer should be in capital letters.",
+        counter="Your entire response should be in English, capital letters only."),
+    Phrasing(
+        rf"\b(?:write|writing|respond|answer|reply|type|shout)\s+(?:(?:it|everything|all\s+of\s+it"
+        rf"|the\s+"
+        rf"whole\s+thing|your\s+(?:entire\s+|whole\s+)?(?:response|answer|reply))\s+)?{_ADVERBS}"
+        rf"(?:in|using)\s+(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase"),
+        kind="uppercase", example="Write it in capitals.", counter="Write it in all"),
+    Phrasing(
+        rf"(?<!with )\ball\s+(?:in\s+)?{_CAPS}{_NOT_CONTRASTED}|\b{_CAPS}\s+only\b|\bonly\s+"
+        rf"{_CAPS}{_NOT_CONTRASTED}|\bentirely\s+in\s+(?:english\s+)?(?:capital|uppercase)\s+"
+        r"letters\b|\band\s+in\s+(?:all\s+)?(?:capital\s+letters|uppercase(?:\s+letters)?)\b",
+        _whole("uppercase"),
+        kind="uppercase", example="in all caps", counter="all in lowercase"),
+    Phrasing(
+        rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?大写(?:字母|英文)?(?!的?(?:英文)?(?:单词"
+        rf"|词))",
+        _whole("uppercase"),
+        kind="uppercase", example="请全部使用大写字母回答。", counter="回答请全部使用英文。"),
     # how many words in capitals
-    (rf"\b{_QN}\s+(?:\w+\s+){{0,2}}?words?\s+(?:(?:that|which)\s+(?:are|is)\s+)?(?:(?:should|must|"
-     r"need\s+to|needs\s+to|have\s+to|has\s+to|to|will|may|can|shall|might|could)\s+(?:be\s+)?|"
-     r"(?:are|is)\s+)?(?:(?:written|typed|put|set|fully|entirely|completely|appear|show\s+up|"
-     r"occur)\s+)*(?:(?:in|using|with)\s+(?:all[\s-]+|full[\s-]+)?"
-     rf"{_CAPS}|capitali[sz]ed|upper[\s-]*cased)", _capital_words, *_CAPS_GATE),
+    Phrasing(
+        rf"\b{_QN}\s+(?:\w+\s+){{0,2}}?words?\s+(?:(?:that|which)\s+(?:are|is)\s+)?(?:(?:should"
+        rf"|must|"
+        r"need\s+to|needs\s+to|have\s+to|has\s+to|to|will|may|can|shall|might|could)\s+(?:be\s+)?|"
+        r"(?:are|is)\s+)?(?:(?:written|typed|put|set|fully|entirely|completely|appear|show\s+up|"
+        r"occur)\s+)*(?:(?:in|using|with)\s+(?:all[\s-]+|full[\s-]+)?"
+        rf"{_CAPS}|capitali[sz]ed|upper[\s-]*cased)", _capital_words, *_CAPS_GATE,
+        kind="capital_word_count", example="Put no fewer than 4 words in ALL CAPS.",
+        counter="In no more than 4 words,"),
     # "with 5 or more fully capitalised words", "Stress at least 2 words by writing them in block
     # capitals"
-    (rf"\b(?P<n>{EN_NUMBER})(?P<post>\s+or\s+(?:more|fewer|less))\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
-     r"words\b", _capital_words, *_CAPS_GATE),
-    (rf"\b(?:stress|emphasi[sz]e|highlight|write|put|set|type|shout)\s+{_QN}\s+(?:\w+\s+)?words?\s+"
-     rf"(?:by\s+(?:writing|putting|typing|setting)\s+them\s+)?(?:in|using)\s+(?:all[\s-]+|full[\s-]+)?"
-     rf"{_CAPS}", _capital_words, *_CAPS_GATE),
+    Phrasing(
+        rf"\b(?P<n>{EN_NUMBER})(?P<post>\s+or\s+(?:more|fewer|less))\s+(?:\w+\s+)"
+        rf"?{_ALL_CAPS_ADJ}\s+"
+        r"words\b", _capital_words, *_CAPS_GATE,
+        kind="capital_word_count", example="with 4 or more fully capitalised words",
+        counter="Limit fully capitalised words to 4 or fewer."),
+    Phrasing(
+        rf"\b(?:stress|emphasi[sz]e|highlight|write|put|set|type|shout)\s+{_QN}\s+(?:\w+\s+)"
+        rf"?words?\s+"
+        rf"(?:by\s+(?:writing|putting|typing|setting)\s+them\s+)?(?:in|using)\s+(?:all[\s-]+"
+        rf"|full[\s-]+)?"
+        rf"{_CAPS}", _capital_words, *_CAPS_GATE,
+        kind="capital_word_count", example="Put no fewer than 4 words in ALL CAPS.",
+        counter="In no more than 4 words,"),
     # "some words in ALL CAPS — at least 3"
-    (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}\s*"
-     rf"(?:[,;—–]|\s-\s)\s*{_QN}\b(?!\s*(?:words?\s+)?(?:long|each))", _capital_words),
+    Phrasing(
+        rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)"
+        rf"?{_CAPS}\s*"
+        rf"(?:[,;—–]|\s-\s)\s*{_QN}\b(?!\s*(?:words?\s+)?(?:long|each))", _capital_words,
+        kind="capital_word_count", example="Write some words in ALL CAPS — at least 3.",
+        counter="Write at least 3 words entirely in uppercase letters."),
     # "ALL-CAPS words: between 2 and 5", "capitalize every letter of at least two words"
-    (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*(?:between\s+)?(?P<n>{EN_NUMBER})\s*(?:and|-|–|to)\s*"
-     rf"(?P<upper>{EN_NUMBER})", _capital_words),
-    (rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*{_QN}", _capital_words),
-    (rf"\b(?:limit|cap|restrict|keep)\s+(?:the\s+(?:number|count)\s+of\s+)?{_ALL_CAPS_ADJ}\s+words\s+"
-     rf"(?:to|at)\s+(?:just\s+|only\s+)?(?P<n>{EN_NUMBER})(?:\s+at\s+most)?\b",
-     lambda m: _count("capital_word_count", "at most", to_int(m.group("n")))),
-    (rf"\bcapitali[sz]e\s+(?:every\s+letter\s+(?:of|in)\s+|(?:fully|entirely)\s+)?{_QN}\s+"
-     r"(?:\w+\s+)?words\b", _capital_words),
-    (rf"\b(?:use|write\s+in|put\s+in|type\s+in)\s+(?:all[\s-]+|full[\s-]+)?(?:caps|capitals|"
-     rf"capital\s+letters|uppercase)\s+(?:for|on)\s+{_QN}\s+(?:\w+\s+)?words\b", _capital_words),
-    (rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}"
-     r"\s+(?:(?:should|must|need\s+to|needs\s+to|to|will)\s+)?(?:appear|occur|show\s+up|be\s+"
-     rf"used|be\s+present|be\s+included)?\s*{_TIMES_EN}", _capital_words),
-    (rf"\b(?:number|count)\s+of\s+(?:words\s+(?:(?:written|typed)\s+)?(?:(?:entirely|fully|all)\s+)?"
-     rf"(?:in|with|using)\s+(?:all[\s-]+)?{_CAPS}|"
-     rf"{_ALL_CAPS_ADJ}\s+words)"
-     r"\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to)\s+)?(?:be\s+|is\s+)?"
-     rf"{_QN}\b", _capital_words),
-    (rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
-     r"words\b", _capital_words, *_CAPS_GATE),
-    (rf"{_ZH_CAPS_WORD}[^。；！？\n]{{0,8}}?{_ZH_Q}\s*(?:出现|使用|有)\s*(?P<n>{ZH_NUMBER})\s*次",
-     _capital_words),
-    (rf"{_ZH_CAPS_WORD}\s*(?:的)?(?:数量|个数)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个",
-     _capital_words),
-    (rf"\b(?P<q>{_QUALIFIER_EN})\s+(?P<n>{EN_NUMBER})\s*个\s*{_ZH_CAPS_WORD}", _capital_words),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?:要|需|需要|应|必须)?(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})\s*个\s*"
-     rf"{_ZH_CAPS_WORD}",
-     _capital_words),
+    Phrasing(
+        rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*(?:between\s+)?(?P<n>{EN_NUMBER})\s*(?:and|-|–|to)"
+        rf"\s*"
+        rf"(?P<upper>{EN_NUMBER})", _capital_words,
+        kind="capital_word_count", example="ALL-CAPS words: between 2 and 5.",
+        counter="Between 3 and 5 words should appear in all caps."),
+    Phrasing(
+        rf"\b{_ALL_CAPS_ADJ}\s+words\s*[:：]\s*{_QN}", _capital_words,
+        kind="capital_word_count", example="ALL-CAPS words: between 2 and 5.",
+        counter="Between 3 and 5 words should appear in all caps."),
+    Phrasing(
+        rf"\b(?:limit|cap|restrict|keep)\s+(?:the\s+(?:number|count)\s+of\s+)"
+        rf"?{_ALL_CAPS_ADJ}\s+words\s+"
+        rf"(?:to|at)\s+(?:just\s+|only\s+)?(?P<n>{EN_NUMBER})(?:\s+at\s+most)?\b",
+        lambda m: count("capital_word_count", "at most", to_int(m.group("n"))),
+        kind="capital_word_count", example="Limit all-caps words to 2 at most.",
+        counter="at most 4 all-caps words"),
+    Phrasing(
+        rf"\bcapitali[sz]e\s+(?:every\s+letter\s+(?:of|in)\s+|(?:fully|entirely)\s+)?{_QN}\s+"
+        r"(?:\w+\s+)?words\b", _capital_words,
+        kind="capital_word_count", example="Capitalize at least two words for emphasis.",
+        counter="Use at least two words written entirely in capitals for emphasis."),
+    Phrasing(
+        rf"\b(?:use|write\s+in|put\s+in|type\s+in)\s+(?:all[\s-]+|full[\s-]+)?(?:caps|capitals|"
+        rf"capital\s+letters|uppercase)\s+(?:for|on)\s+{_QN}\s+(?:\w+\s+)?words\b", _capital_words,
+        kind="capital_word_count", example="Use ALL CAPS for exactly 3 words.",
+        counter="Use 3 words in all caps for emphasis."),
+    Phrasing(
+        rf"\bwords?\s+(?:(?:written|typed)\s+)?(?:in|with|using)\s+(?:all[\s-]+|full[\s-]+)?{_CAPS}"
+        r"\s+(?:(?:should|must|need\s+to|needs\s+to|to|will)\s+)?(?:appear|occur|show\s+up|be\s+"
+        rf"used|be\s+present|be\s+included)?\s*{TIMES_EN}", _capital_words,
+        kind="capital_word_count", example="Use words in all capital letters at least 2 times.",
+        counter="Use at most 2 words in all capital letters."),
+    Phrasing(
+        rf"\b(?:number|count)\s+of\s+(?:words\s+(?:(?:written|typed)\s+)?(?:(?:entirely|fully|all)"
+        rf"\s+)?"
+        rf"(?:in|with|using)\s+(?:all[\s-]+)?{_CAPS}|"
+        rf"{_ALL_CAPS_ADJ}\s+words)"
+        r"\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to)\s+)?(?:be\s+|is\s+)?"
+        rf"{_QN}\b", _capital_words,
+        kind="capital_word_count", example="The number of all-caps words must be less than 5.",
+        counter='The very first words of your reply must be "First of all".'),
+    Phrasing(
+        rf"(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:\w+\s+)?{_ALL_CAPS_ADJ}\s+"
+        r"words\b", _capital_words, *_CAPS_GATE,
+        kind="capital_word_count", example="2 all-capital words", counter="All-caps words: max 2."),
+    Phrasing(
+        rf"{_ZH_CAPS_WORD}[^。；！？\n]{{0,8}}?{_ZH_Q}\s*(?:出现|使用|有)\s*(?P<n>{ZH_NUMBER})"
+        rf"\s*次",
+        _capital_words,
+        kind="capital_word_count", example="全大写的单词至少出现3次。",
+        counter="回答中至少要有3个全大写的英文单词。"),
+    Phrasing(
+        rf"{_ZH_CAPS_WORD}\s*(?:的)?(?:数量|个数)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个",
+        _capital_words,
+        kind="capital_word_count", example="英文回答中全大写单词不超过两个。",
+        counter="回答中至少要有3个全大写的英文单词。"),
+    Phrasing(
+        rf"\b(?P<q>{QUALIFIER_EN})\s+(?P<n>{EN_NUMBER})\s*个\s*{_ZH_CAPS_WORD}", _capital_words,
+        kind="capital_word_count", example="要有 at most 2 个全大写的单词。",
+        counter="回答中至少要有3个全大写的英文单词。"),
+    Phrasing(
+        rf"{ZH_START}{_ZH_Q}\s*(?:要|需|需要|应|必须)?(?:包含|使用|出现|有)?\s*(?P<n>{ZH_NUMBER})"
+        rf"\s*个\s*"
+        rf"{_ZH_CAPS_WORD}",
+        _capital_words,
+        kind="capital_word_count", example="回答中至少要有3个全大写的英文单词。",
+        counter="英文回答中全大写单词不超过两个。"),
 )
 
-RULES: tuple[tuple[Matcher, Build], ...] = compile_rules(_RULES, _I)
+TABLES = (Table(_I, _PHRASINGS),)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -3,7 +3,7 @@ and its object ("end your reply with the exact sentence ...", "finish with the l
 "sign off with ...", "begin your answer with the words ..."), the last or first line as a
 subject ("the last line must be ...", "its final line should read exactly: ...", "the first
 word of your response should be ..."), and the Chinese forms ("以“…”结尾", "最后一句话请写
-“…”", "开头第一句必须是“…”", "用“…”开头"); package-internal.
+“…”", "开头第一句必须是“…”", "用“…”开头").
 
 The phrase is the quoted words, quotes removed, or the words after a colon or "the exact
 phrase" up to the sentence's end, without "and nothing else". A phrase one part must open or
@@ -15,8 +15,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rubrics.checks.phrasings.common import Build
-from rubrics.checks.phrasings.short import _QUOTE_ITEM, quoted_words
+from rubrics.checks.phrasings.shared import (
+    QUOTE_ITEM,
+    Build,
+    Matcher,
+    Phrasing,
+    Table,
+    quoted_words,
+    rules_of,
+)
 
 _I = re.I | re.S
 _END_VERBS = (r"(?:end|ends|ending|finish|finishes|finishing|conclude|concludes|concluding|"
@@ -33,14 +40,17 @@ _PART = (r"(?:each|every|all|any|(?:the\s+)?(?:first|second|third|fourth|fifth|l
          r"verses?|sections?|sentences?|lines?|bullets?|items?|chapters?|parts?|points?))\b")
 # the verb's object: the response ("it", "your reply", "the whole email"), never a part
 _OBJECT = (rf"(?:(?!{_PART})(?:it|things|everything|(?:your|the|this|my)\s+"
-           r"(?:(?:entire|whole|full|final)\s+)?[\w-]+(?:\s+(?:post|letter|message|note|answer|response|reply))?)\s+)?")
+           r"(?:(?:entire|whole|full|final)\s+)?[\w-]+(?:\s+(?:post|letter|message|note|answer"
+           r"|response|reply))?)\s+)?")
 # what introduces the phrase: "with the exact sentence:", "by saying", "on the line"
 _WITH = (r"(?:with|w/|by\s+(?:saying|writing)|on)(?:\s+|\s*(?=[:,]))"
-         r"(?:(?:the|this|that|these|a|an)\s+)?(?:(?:exact|precise|following|same|very)\s+)?(?:(?:phrase|sentence|line|words?|"
+         r"(?:(?:the|this|that|these|a|an)\s+)?(?:(?:exact|precise|following|same|very)\s+)?(?:"
+         r"(?:phrase|sentence|line|words?|"
          r"question|statement|quote|sign[\s-]?off|greeting|salutation|text)\s*)?(?:[:,]\s*)?")
 # the same, before a phrase with no quotes: "with the exact phrase", "with:"
 _WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following)\s+(?:phrase|"
-              r"sentence|line|words?|question|statement|greeting|sign[\s-]?off)\s*:?|(?:phrase|sentence|line|words?)"
+              r"sentence|line|words?|question|statement|greeting|sign[\s-]?off)\s*:?|(?:phrase"
+              r"|sentence|line|words?)"
               r"(?:\s+(?:exactly|verbatim|word\s+for\s+word))?\s*:|(?:phrase|sentence|"
               r"line)\s+(?=(?-i:[A-Z])))|\s*:)\s*")
 # a phrase asked of something the request asks about: "describe how the film ends with ..."
@@ -68,7 +78,7 @@ _IS_BARE = (r"\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to|ought\
             r"(?:be|is|read|reads|say|says|go)(?:\s+(?:exactly|as\s+follows|verbatim|word\s+for\s+"
             r"word)\s*:?|\s*:)\s*")
 # a phrase: quoted, or after a colon up to the sentence's end
-_QUOTED_PHRASE = rf"(?P<phrase>{_QUOTE_ITEM})"
+_QUOTED_PHRASE = rf"(?P<phrase>{QUOTE_ITEM})"
 _BARE_PHRASE = (r"(?![\s\"“'‘「])(?P<bare>[^\n\"“]{1,100}?(?:[!?](?=[\s.\"”]|$)|\.(?=\s|$)|"
                 r"(?=\s*\n)|$))")
 _AND_NOTHING_ELSE = re.compile(r"[\s,]*(?:and|with)\s+nothing\s+(?:else|more|after\s+it)"
@@ -107,74 +117,161 @@ def _edge(kind: str) -> Build:
     return build
 
 
-_RULES: tuple[tuple[str, Build], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
     # "end your reply with the exact sentence "..."", "finish with the line '...'"
-    (rf"\b{_END_VERBS}\s+{_PARTICLE}{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}",
-     _edge("ends_with")),
-    (rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with")),
+    Phrasing(
+        rf"\b{_END_VERBS}\s+{_PARTICLE}{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}",
+        _edge("ends_with"),
+        kind="ends_with", example='end with "Bye."', counter="end with a question."),
+    Phrasing(
+        rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH}{_QUOTED_PHRASE}", _edge("starts_with"),
+        kind="starts_with", example='Start with "See you soon".',
+        counter='ending with "See you soon"'),
     # the passive: "The speech is to be ended with the words '...'"
-    (rf"\b{_BE}(?:ended|finished|concluded|closed|wrapped\s+up|signed\s+off|rounded\s+off|"
-     rf"capped\s+off)\s+{_WITH}{_QUOTED_PHRASE}", _edge("ends_with")),
-    (rf"\b{_BE}(?:started|begun|opened|commenced|kicked\s+off)\s+{_WITH}{_QUOTED_PHRASE}",
-     _edge("starts_with")),
+    Phrasing(
+        rf"\b{_BE}(?:ended|finished|concluded|closed|wrapped\s+up|signed\s+off|rounded\s+off|"
+        rf"capped\s+off)\s+{_WITH}{_QUOTED_PHRASE}", _edge("ends_with"),
+        kind="ends_with",
+        example='The toast should be closed with the words "To the happy couple!"',
+        counter='The toast should be closed with the words "To the happy couple!'),
+    Phrasing(
+        rf"\b{_BE}(?:started|begun|opened|commenced|kicked\s+off)\s+{_WITH}{_QUOTED_PHRASE}",
+        _edge("starts_with"),
+        kind="starts_with", example="The story should be started with 'Once upon a time'.",
+        counter="Start with 'Once upon a time'."),
     # the phrase as the subject: "'See you soon' should be the last line"
-    (rf"{_QUOTED_PHRASE}\s+(?:should|must|has\s+to|needs\s+to|will|is\s+to)\s+be\s+(?:the|your)\s+"
-     rf"(?:very\s+)?(?:last|final|closing|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b",
-     _edge("ends_with")),
-    (rf"{_QUOTED_PHRASE}\s+(?:should|must|has\s+to|needs\s+to|will|is\s+to)\s+be\s+(?:the|your)\s+"
-     rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with")),
+    Phrasing(
+        rf"{_QUOTED_PHRASE}\s+(?:should|must|has\s+to|needs\s+to|will|is\s+to)\s+be\s+(?:the|your)"
+        rf"\s+"
+        rf"(?:very\s+)?(?:last|final|closing|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b",
+        _edge("ends_with"),
+        kind="ends_with", example="'That's all for today.' must be the final sentence.",
+        counter="That's all for today."),
+    Phrasing(
+        rf"{_QUOTED_PHRASE}\s+(?:should|must|has\s+to|needs\s+to|will|is\s+to)\s+be\s+(?:the|your)"
+        rf"\s+"
+        rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with"),
+        kind="starts_with", example='"Dear team" should be the first line of your email.',
+        counter='"Dear team" should be the first choice.'),
     # "Make 'Goodnight, moon.' the final sentence"
-    (rf"\bmake\s+{_QUOTED_PHRASE}\s+(?:the|your)\s+(?:very\s+)?(?:last|final|closing|concluding)\s+"
-     rf"{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("ends_with")),
-    (rf"\bmake\s+{_QUOTED_PHRASE}\s+(?:the|your)\s+(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}"
-     rf"{_OF_THE_WHOLE}\b", _edge("starts_with")),
+    Phrasing(
+        rf"\bmake\s+{_QUOTED_PHRASE}\s+(?:the|your)\s+(?:very\s+)?(?:last|final|closing"
+        rf"|concluding)\s+"
+        rf"{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("ends_with"),
+        kind="ends_with", example="Make 'Goodnight, moon.' the final sentence.",
+        counter="' the final sentence."),
+    Phrasing(
+        rf"\bmake\s+{_QUOTED_PHRASE}\s+(?:the|your)\s+(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}"
+        rf"{_OF_THE_WHOLE}\b", _edge("starts_with"),
+        kind="starts_with", example="Make 'Once upon a time' the opening words of the story.",
+        counter="Make 'Once upon a time' the title of the story."),
     # "Sign it 'Best, Jordan'"
-    (rf"\bsign\s+(?:it|the\s+\w+|your\s+\w+)\s+(?:as\s+)?{_QUOTED_PHRASE}", _edge("ends_with")),
+    Phrasing(
+        rf"\bsign\s+(?:it|the\s+\w+|your\s+\w+)\s+(?:as\s+)?{_QUOTED_PHRASE}", _edge("ends_with"),
+        kind="ends_with", example="Sign it 'Best, Jordan'.", counter="Best, Jordan"),
     # unquoted after a colon or "the exact phrase": "End it with the exact line: ..."
-    (rf"\b{_END_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH_BARE}{_BARE_PHRASE}", _edge("ends_with")),
-    (rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH_BARE}{_BARE_PHRASE}", _edge("starts_with")),
+    Phrasing(
+        rf"\b{_END_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH_BARE}{_BARE_PHRASE}", _edge("ends_with"),
+        kind="ends_with", example="Close with this line exactly: Thanks, Priya",
+        counter='Close the response with "Thanks again!'),
+    Phrasing(
+        rf"\b{_START_VERBS}\s+{_OBJECT}{_PARTICLE}{_WITH_BARE}{_BARE_PHRASE}", _edge("starts_with"),
+        kind="starts_with",
+        example="Begin your reply with the exact phrase: Good morning, everyone.",
+        counter="Begin your reply with a warm greeting."),
     # "the last line must be "..."", "its final line should read exactly: ..."
-    (rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}"
-     rf"{_NAMED}{_QUOTED_PHRASE}", _edge("ends_with")),
-    (rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
-     rf"{_IS_BARE}{_BARE_PHRASE}", _edge("ends_with")),
-    (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:last|final|closing)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
-     rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("ends_with")),
-    (rf"\b{_OWNER}(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}{_NAMED}{_QUOTED_PHRASE}",
-     _edge("starts_with")),
+    Phrasing(
+        rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}"
+        rf"{_NAMED}{_QUOTED_PHRASE}", _edge("ends_with"),
+        kind="ends_with", example='Your last words must be "See you soon"',
+        counter='Your last words must be "See you soon.'),
+    Phrasing(
+        rf"\b{_OWNER}(?:last|final|closing|ending|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
+        rf"{_IS_BARE}{_BARE_PHRASE}", _edge("ends_with"),
+        kind="ends_with", example="Make sure the final sentence reads: Thank you for reading.",
+        counter="Please make sure your closing sentence is 'Thank you for reading."),
+    Phrasing(
+        rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:last|final|closing)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
+        rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("ends_with"),
+        kind="ends_with", example='Make the last sentence "We ride at dawn."',
+        counter='Make the last sentence "We ride at dawn.'),
+    Phrasing(
+        rf"\b{_OWNER}(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}{_IS}{_NAMED}{_QUOTED_PHRASE}",
+        _edge("starts_with"),
+        kind="starts_with", example='opening line has to be "Listen up."',
+        counter="opening line has to be short."),
     # "put 'Grab yours today!' as the last line", "use 'Hello' as the opening words"
-    (rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"
-     rf"(?:very\s+)?(?:last|final|closing|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b",
-     _edge("ends_with")),
-    (rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"
-     rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with")),
-    (rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
-     rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("starts_with")),
+    Phrasing(
+        rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"
+        rf"(?:very\s+)?(?:last|final|closing|concluding)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b",
+        _edge("ends_with"),
+        kind="ends_with",
+        example="Write a thank-you card and put 'With love, Ana' as the last line.",
+        counter='Write a poem about the ocean. The last line must be "and the tide came home."'),
+    Phrasing(
+        rf"\b(?:put|place|have|use|add|write)\s+{_QUOTED_PHRASE}\s+(?:as|for)\s+(?:the\s+|your\s+)?"
+        rf"(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}\b", _edge("starts_with"),
+        kind="starts_with", example="Use 'Hello there' as the opening line.",
+        counter="Use 'Hello there' as the title."),
+    Phrasing(
+        rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
+        rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("starts_with"),
+        kind="starts_with", example="Make the first line: 'Breaking news'.",
+        counter="Make the first line short."),
     # a labelled line: "Last line: 'Stay safe out there.'", "Sign-off: 'Cheers, Tom'"
-    (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:(?:last|final|closing|ending)\s+{_EDGE_NOUN}|"
-     rf"sign[\s-]?off|ending|closing|closer|final\s+words)\s*[:：]\s*{_QUOTED_PHRASE}",
-     _edge("ends_with")),
-    (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:first|opening)\s+{_EDGE_NOUN}\s*[:：]\s*"
-     rf"{_QUOTED_PHRASE}", _edge("starts_with")),
+    Phrasing(
+        rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:(?:last|final|closing|ending)\s+{_EDGE_NOUN}|"
+        rf"sign[\s-]?off|ending|closing|closer|final\s+words)\s*[:：]\s*{_QUOTED_PHRASE}",
+        _edge("ends_with"),
+        kind="ends_with", example='Ending: "See you on Saturday!"',
+        counter='Ending: "See you on Saturday!'),
+    Phrasing(
+        rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:first|opening)\s+{_EDGE_NOUN}\s*[:：]\s*"
+        rf"{_QUOTED_PHRASE}", _edge("starts_with"),
+        kind="starts_with", example='Opening line: "It was a dark and stormy night."',
+        counter='Closing line: "It was a dark and stormy night."'),
     # Chinese: "以“…”结尾", "结尾必须是“…”", "最后一句话请写“…”", "用“…”开头"
-    (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来|当作|当做)?(?:结尾|结束|"
-     rf"收尾|收束|落款|{_ZH_LAST})", _edge("ends_with")),
+    Phrasing(
+        rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来|当作|当做)?(?:结尾|结束|"
+        rf"收尾|收束|落款|{_ZH_LAST})", _edge("ends_with"),
+        kind="ends_with", example="以一句“晚安”结束。",
+        counter="写一段关于月亮的文字，50字左右，结尾必须是“晚安。"),
     # (a verb is needed: "结语：……" alone is a pasted text's section)
-    (rf"{_ZH_LAST}{_ZH_MUST}(?:是|为|写|写成)\s*[：:]\s*{_ZH_BARE}", _edge("ends_with")),
-    (rf"(?:结尾|末尾|文末|最后)(?:处)?{_ZH_MUST}(?:写上|写|加上|附上)\s*[：:]\s*{_ZH_BARE}",
-     _edge("ends_with")),
-    (rf"{_ZH_FIRST}{_ZH_MUST}(?:是|为|写|写成)\s*[：:]\s*{_ZH_BARE}", _edge("starts_with")),
+    Phrasing(
+        rf"{_ZH_LAST}{_ZH_MUST}(?:是|为|写|写成)\s*[：:]\s*{_ZH_BARE}", _edge("ends_with"),
+        kind="ends_with", example="全文最后一句话请写成：下次见。",
+        counter="最后一句话请写“我们下次见”。"),
+    Phrasing(
+        rf"(?:结尾|末尾|文末|最后)(?:处)?{_ZH_MUST}(?:写上|写|加上|附上)\s*[：:]\s*{_ZH_BARE}",
+        _edge("ends_with"),
+        kind="ends_with", example="结尾要写：祝好。", counter="Email 结尾请写 'Thanks, Amy'。"),
+    Phrasing(
+        rf"{_ZH_FIRST}{_ZH_MUST}(?:是|为|写|写成)\s*[：:]\s*{_ZH_BARE}", _edge("starts_with"),
+        kind="starts_with", example="开头第一句必须是：各位好。",
+        counter="开头第一句必须是“从前有座山”。"),
     # "结尾加上 #hiring": a hashtag or Latin words with no quotes, up to the clause's end
-    (r"(?:结尾|末尾|文末|最后)(?:处)?(?:请)?(?:加上|写上|附上|带上)\s*"
-     r"(?P<bare>(?!P\.)[#@]?[A-Za-z][^，。；！？\n\"“”]{0,40}?)(?=\s*[，。；！？\n]|$)",
-     _edge("ends_with")),
-    (rf"(?:结尾|末尾|文末|最后|结束时|结尾处)(?:的)?(?:一句话?|一行|一段的最后一句)?{_ZH_MUST}"
-     rf"(?:写上|加上|写|是|为|以|用)\s*[:：]?\s*{_ZH_Q}", _edge("ends_with")),
-    (rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来|当作|当做)?(?:开头|开始|"
-     rf"开篇|起笔|{_ZH_FIRST})", _edge("starts_with")),
-    (rf"(?:开头|开篇|第一句话?|开头第一句话?|开头的第一句话?){_ZH_MUST}(?:写上|写|是|为|以|用)"
-     rf"\s*[:：]?\s*{_ZH_Q}", _edge("starts_with")),
+    Phrasing(
+        r"(?:结尾|末尾|文末|最后)(?:处)?(?:请)?(?:加上|写上|附上|带上)\s*"
+        r"(?P<bare>(?!P\.)[#@]?[A-Za-z][^，。；！？\n\"“”]{0,40}?)(?=\s*[，。；！？\n]|$)",
+        _edge("ends_with"),
+        kind="ends_with", example="帮我写个 LinkedIn post，结尾加上 #hiring。",
+        counter="帮我写个 caption，全部 lowercase。"),
+    Phrasing(
+        rf"(?:结尾|末尾|文末|最后|结束时|结尾处)(?:的)?(?:一句话?|一行|一段的最后一句)?{_ZH_MUST}"
+        rf"(?:写上|加上|写|是|为|以|用)\s*[:：]?\s*{_ZH_Q}", _edge("ends_with"),
+        kind="ends_with", example="结尾必须是“谢谢阅读”。", counter='结尾必须是 "See you soon!'),
+    Phrasing(
+        rf"(?:以|用)\s*(?:{_ZH_ONE})?{_ZH_Q}\s*{_ZH_WHAT}?\s*(?:作为|作|来|当作|当做)?(?:开头|开始|"
+        rf"开篇|起笔|{_ZH_FIRST})", _edge("starts_with"),
+        kind="starts_with", example="以“亲爱的朋友们”开头。", counter="开头请用“亲爱的同学们”。"),
+    Phrasing(
+        rf"(?:开头|开篇|第一句话?|开头第一句话?|开头的第一句话?){_ZH_MUST}(?:写上|写|是|为|以|用)"
+        rf"\s*[:：]?\s*{_ZH_Q}", _edge("starts_with"),
+        kind="starts_with", example="开篇用“很久很久以前”。",
+        counter="以“很久很久以前”开头，写一个关于小狐狸的童话故事，300字左右，故事的标题写在<<>>里"
+                "。"),
 )
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
-    (re.compile(p, _I), b) for p, b in _RULES)
+TABLES = (Table(_I, _PHRASINGS),)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

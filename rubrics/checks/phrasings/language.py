@@ -1,7 +1,7 @@
 """The ways a request names the language the whole response must be in: "answer in German",
 "your entire response should be in French", "the output language must be Japanese", "use
 Portuguese for the whole thing", "(in Korean, please)", "write a short poem in French",
-"用德语回答", "回答必须全部使用英文", "以西班牙语作答"; package-internal.
+"用德语回答", "回答必须全部使用英文", "以西班牙语作答".
 
 A language named as a topic ("why learning Spanish is useful"), a translation target
 ("translate it into Japanese"), a question about a word ("what does it mean in German?") or an
@@ -13,7 +13,13 @@ import re
 from typing import Any
 
 from rubrics.checks.language import NAMES
-from rubrics.checks.phrasings.common import Build
+from rubrics.checks.phrasings.shared import (
+    Build,
+    Matcher,
+    Phrasing,
+    Table,
+    rules_of,
+)
 
 _I = re.I | re.S
 
@@ -61,7 +67,8 @@ CODE_COUNTRY = {
 
 
 def _alternation(names: object) -> str:
-    return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))  # type: ignore[attr-defined]
+    return "|".join(sorted((re.escape(n) for n in names), key=len,
+    reverse=True))  # type: ignore[attr-defined]
 
 
 LANGUAGE_NAMES = _alternation(CODE_EN)
@@ -130,110 +137,223 @@ _TEXT_EN = (r"(?:summary|note|letter|email|e-mail|poem|story|essay|post|caption|
             r"translation|document|paragraph|piece|copy|invitation|announcement|haiku|song)")
 
 
-_RULES: tuple[tuple[str, Build], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
     # "your entire response should be in French", "everything you write is in Russian"
-    (rf"\b{_RESPONSE_EN}\s+{_BE_EN}{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}{_END_EN}",
-     _code),
+    Phrasing(
+        rf"\b{_RESPONSE_EN}\s+{_BE_EN}{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)"
+        rf"?{_REGISTER}{LANG_EN}{_END_EN}",
+        _code,
+        kind="language", example="All text must be in Polish.", counter="in all caps"),
     # "answer in German", "respond only in Italian", "responding exclusively in Arabic"
-    (rf"\b{_ANSWER_EN}\s+(?:(?:to\s+)?(?:me|us|this|it|the\s+following|(?:the|my|this)\s+"
-     rf"(?:question|request|prompt|query))\s+)?{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}"
-     rf"{_END_EN}", _code),
+    Phrasing(
+        rf"\b{_ANSWER_EN}\s+(?:(?:to\s+)?(?:me|us|this|it|the\s+following|(?:the|my|this)\s+"
+        rf"(?:question|request|prompt|query))\s+)?{_WHOLLY_EN}(?:in|using)\s+(?:the\s+)"
+        rf"?{_REGISTER}{LANG_EN}"
+        rf"{_END_EN}", _code,
+        kind="language", example="answer in French", counter="written in French"),
     # "a memo composed entirely in French": a participle with a word of wholeness
-    (rf"\b(?:written|composed|drafted|delivered|given|presented|phrased)\s+(?:entirely|only|"
-     rf"exclusively|solely|wholly|fully|completely|purely|all)\s+in\s+{_REGISTER}{LANG_EN}{_END_EN}",
-     _code),
+    Phrasing(
+        rf"\b(?:written|composed|drafted|delivered|given|presented|phrased)\s+(?:entirely|only|"
+        rf"exclusively|solely|wholly|fully|completely|purely|all)"
+        rf"\s+in\s+{_REGISTER}{LANG_EN}{_END_EN}",
+        _code,
+        kind="language", example="Your caption must be written entirely in Dutch.",
+        counter="Your answer must be written in French."),
     # "use Portuguese for the whole thing", "only use Italian in your reply", "using only Korean"
-    (rf"\b(?:use|using)\s+{_WHOLLY_EN}{LANG_EN}\s+(?:only\b|throughout\b|exclusively\b|"
-     rf"for\s+(?:the\s+whole\s+thing|everything|all\s+of\s+it|(?:your|the)\s+(?:entire\s+|"
-     rf"whole\s+)?(?:response|answer|reply|output|text))|in\s+(?:your|the)\s+(?:entire\s+|"
-     rf"whole\s+)?(?:response|answer|reply|output))", _code),
-    (rf"\bonly\s+use\s+{LANG_EN}\b", _code),
-    (rf"\b(?:use|using)\s+(?:only|exclusively|solely)\s+(?:the\s+)?{LANG_EN}{_END_EN}", _code),
+    Phrasing(
+        rf"\b(?:use|using)\s+{_WHOLLY_EN}{LANG_EN}\s+(?:only\b|throughout\b|exclusively\b|"
+        rf"for\s+(?:the\s+whole\s+thing|everything|all\s+of\s+it|(?:your|the)\s+(?:entire\s+|"
+        rf"whole\s+)?(?:response|answer|reply|output|text))|in\s+(?:your|the)\s+(?:entire\s+|"
+        rf"whole\s+)?(?:response|answer|reply|output))", _code,
+        kind="language", example="Using French throughout,", counter="Language: French."),
+    Phrasing(
+        rf"\bonly\s+use\s+{LANG_EN}\b", _code,
+        kind="language", example="Only use Italian in your reply.",
+        counter="Only use short words in your reply."),
+    Phrasing(
+        rf"\b(?:use|using)\s+(?:only|exclusively|solely)\s+(?:the\s+)?{LANG_EN}{_END_EN}", _code,
+        kind="language", example="Describe your town using only Korean.",
+        counter="Describe your town using only short words."),
     # "in Vietnamese only", "(in Korean, please)", "in Spanish, no English"
-    (rf"\b(?:in|using)\s+{LANG_EN}\s+only\b", _code),
-    (rf"\(\s*(?:all\s+|only\s+|entirely\s+)?(?:(?:written|composed|told|given|done)\s+)?"
-     rf"(?:all\s+|only\s+|entirely\s+)?in\s+{_REGISTER}{LANG_EN}"
-     rf"(?:\s+only)?\s*(?:[,;]\s*please\s*|\s+please\s*)?\)", _code),
+    Phrasing(
+        rf"\b(?:in|using)\s+{LANG_EN}\s+only\b", _code,
+        kind="language", example="Respond in Spanish only.", counter="Respond in Spanish."),
+    Phrasing(
+        rf"\(\s*(?:all\s+|only\s+|entirely\s+)?(?:(?:written|composed|told|given|done)\s+)?"
+        rf"(?:all\s+|only\s+|entirely\s+)?in\s+{_REGISTER}{LANG_EN}"
+        rf"(?:\s+only)?\s*(?:[,;]\s*please\s*|\s+please\s*)?\)", _code,
+        kind="language", example="Offer advice on a speech (written in French).",
+        counter="Offer advice on writing a thank-you speech."),
     # "the output language must be Japanese", "the language of your answer should be German",
     # "Language: Spanish"
-    (rf"\b(?:(?:response|answer|reply|output|writing)\s+language|language\s+of\s+(?:your|the)"
-     rf"\s+(?:\w+\s+)?(?:response|answer|reply|output|text))\s*(?::|(?:should|must|has\s+to|"
-     rf"needs\s+to|shall|will)\s+be|is)\s*{LANG_EN}{_END_EN}", _code),
-    (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:output\s+|response\s+)?language\s*[:：]\s*{LANG_EN}"
-     r"(?=\s*(?:[.;,\n]|$))", _code),
-    (rf"(?:^|(?<=[。；;，,\n]))\s*(?:回答|回复|输出)?语言\s*[：:]\s*{LANG_ZH}(?=\s*(?:[。；;，,\n]|$))",
-     _code),
+    Phrasing(
+        rf"\b(?:(?:response|answer|reply|output|writing)\s+language|language\s+of\s+(?:your|the)"
+        rf"\s+(?:\w+\s+)?(?:response|answer|reply|output|text))\s*(?::|(?:should|must|has\s+to|"
+        rf"needs\s+to|shall|will)\s+be|is)\s*{LANG_EN}{_END_EN}", _code,
+        kind="language", example="Response language: Italian.",
+        counter="Compose your entire response in the Italian language."),
+    Phrasing(
+        rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:output\s+|response\s+)?language\s*[:：]\s*{LANG_EN}"
+        r"(?=\s*(?:[.;,\n]|$))", _code,
+        kind="language", example="Language: French.", counter="Language: formal."),
+    Phrasing(
+        rf"(?:^|(?<=[。；;，,\n]))\s*(?:回答|回复|输出)?语言\s*[：:]\s*{LANG_ZH}(?=\s*"
+        rf"(?:[。；;，,\n]|$))",
+        _code,
+        kind="language", example="回答语言：日语。", counter="回答请使用俄语。"),
     # "do the whole thing in German", "I'd like the answer written in Italian"
-    (rf"\b(?:do|put)\s+(?:it|this|everything|it\s+all|all\s+of\s+it|the\s+whole\s+thing)\s+"
-     rf"{_WHOLLY_EN}in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code),
-    (rf"\b{_RESPONSE_EN}\s+(?:(?:to\s+)?be\s+)?(?:written|composed|given|delivered|done|provided)\s+"
-     rf"{_WHOLLY_EN}in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code),
+    Phrasing(
+        rf"\b(?:do|put)\s+(?:it|this|everything|it\s+all|all\s+of\s+it|the\s+whole\s+thing)\s+"
+        rf"{_WHOLLY_EN}in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code,
+        kind="language", example="Could you do the whole thing in German?",
+        counter="Write the whole thing in block capitals."),
+    Phrasing(
+        rf"\b{_RESPONSE_EN}\s+(?:(?:to\s+)?be\s+)?(?:written|composed|given|delivered|done"
+        rf"|provided)\s+"
+        rf"{_WHOLLY_EN}in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code,
+        kind="language", example="I'd like the answer written in Italian.",
+        counter="Your answer must be written in French."),
     # both languages at once: "Reply in 日语 please", "回复用 Spanish", "，in English，"
-    (rf"\b{_ANSWER_EN}\s+{_WHOLLY_EN}(?:in|using|用|使用)\s*{LANG_ZH}", _code),
-    (rf"\b(?:use|using)\s+{LANG_ZH}", _code),
+    Phrasing(
+        rf"\b{_ANSWER_EN}\s+{_WHOLLY_EN}(?:in|using|用|使用)\s*{LANG_ZH}", _code,
+        kind="language", example="Please answer 用中文。", counter="回答请使用中文。"),
+    Phrasing(
+        rf"\b(?:use|using)\s+{LANG_ZH}", _code,
+        kind="language", example="Use 中文 and 不要用逗号。", counter="全文不要使用逗号。"),
     # a terse sentence of its own: "Spanish only."
-    (rf"(?:^|(?<=[.!?;:]\s)|(?<=[\n(，。；：]))\s*{LANG_EN}\s+only\s*(?=[.!,;)\n，。；]|$|\s+please\b)",
-     _code),
-    (rf"(?:回答|回复|作答|输出|全文|\b(?:answer|response|reply|output)\s*)(?:请|需|要|必须|都|全部|均)*"
-     rf"(?:使用|用|以)\s*{LANG_EN}\b",
-     _code),
-    (rf"(?<=[，、；：（])\s*in\s+{LANG_EN}\s*(?=[，。；、）]|$)", _code),
-    (rf"(?:用|使用|以|采用)\s*{LANG_EN}\s*(?:来)?(?:写|撰写|回答|回复|作答|书写|输出)", _code),
+    Phrasing(
+        rf"(?:^|(?<=[.!?;:]\s)|(?<=[\n(，。；：]))\s*{LANG_EN}\s+only\s*(?=[.!,;)\n，。；]|$"
+        rf"|\s+please\b)",
+        _code,
+        kind="language", example="Spanish only.", counter="Respond in Spanish only."),
+    Phrasing(
+        rf"(?:回答|回复|作答|输出|全文|\b(?:answer|response|reply|output)\s*)(?:请|需|要|必须|都"
+        rf"|全部|均)*"
+        rf"(?:使用|用|以)\s*{LANG_EN}\b",
+        _code,
+        kind="language", example="回复用 Spanish，简单点。", counter="用韩语回复我就行。"),
+    Phrasing(
+        rf"(?<=[，、；：（])\s*in\s+{LANG_EN}\s*(?=[，。；、）]|$)", _code,
+        kind="language", example="请写一段 self-introduction，in English，谢谢。",
+        counter="请写一段产品描述。"),
+    Phrasing(
+        rf"(?:用|使用|以|采用)\s*{LANG_EN}\s*(?:来)?(?:写|撰写|回答|回复|作答|书写|输出)", _code,
+        kind="language", example="用 English 回答，不要用大写。",
+        counter="请全部使用大写字母回答。"),
     # an ISO code on a labelled line: "Language: fr", "locale=pt-BR"
-    (r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:output\s+|response\s+|reply\s+)?(?:language|lang|locale)"
-     r"\s*[:=：]\s*(?P<lang>[a-z]{2})(?:[-_][a-z]{2})?(?=\s*(?:[.;,\n]|$))",
-     lambda m: [("language", {"language": m.group("lang").lower()})]
-     if m.group("lang").lower() in NAMES else []),
+    Phrasing(
+        r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:output\s+|response\s+|reply\s+)?(?:language|lang"
+        r"|locale)"
+        r"\s*[:=：]\s*(?P<lang>[a-z]{2})(?:[-_][a-z]{2})?(?=\s*(?:[.;,\n]|$))",
+        lambda m: [("language", {"language": m.group("lang").lower()})]
+        if m.group("lang").lower() in NAMES else [],
+        kind="language", example="Language: fr", counter="Language: plain"),
     # wanting the text in a language: "I need this in French", "can I get it in Polish?"
-    (rf"\b(?:I\s+(?:need|want|would\s+like|['’]d\s+like)|can\s+I\s+(?:get|have))\s+(?:it|this|that|"
-     r"everything|the\s+(?:\w+\s+)?(?:answer|response|reply|text|summary|whole\s+thing))\s+"
-     rf"(?:written\s+)?(?:all\s+)?in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code),
-    (rf"\bmake\s+{_RESPONSE_EN}\s+(?:all\s+|entirely\s+)?{LANG_EN}\s*(?=[.!;,\n]|$)", _code),
+    Phrasing(
+        rf"\b(?:I\s+(?:need|want|would\s+like|['’]d\s+like)|can\s+I\s+(?:get|have))\s+(?:it|this"
+        rf"|that|"
+        r"everything|the\s+(?:\w+\s+)?(?:answer|response|reply|text|summary|whole\s+thing))\s+"
+        rf"(?:written\s+)?(?:all\s+)?in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code,
+        kind="language", example="I need this in French.", counter="answer in French"),
+    Phrasing(
+        rf"\bmake\s+{_RESPONSE_EN}\s+(?:all\s+|entirely\s+)?{LANG_EN}\s*(?=[.!;,\n]|$)", _code,
+        kind="language", example="Make the whole reply Spanish.",
+        counter="put the whole reply in quotation marks"),
     # the language named in itself: "auf Deutsch bitte", "en español por favor"
-    (rf"(?<![\w-]){LANG_NATIVE}(?![\w-])", _native),
+    Phrasing(
+        rf"(?<![\w-]){LANG_NATIVE}(?![\w-])", _native,
+        kind="language", example="Explain how rainbows form, auf Deutsch bitte.",
+        counter="Explain how tides work."),
     # a country for its language: "in the language spoken in the Netherlands", "in the
     # official language of Brazil"
-    (rf"\b(?:in|using)\s+the\s+(?:(?:official|main|national|native|local)\s+)?language\s+"
-     rf"(?:(?:spoken|used)\s+)?(?:in|of)\s+(?:the\s+)?{LANG_COUNTRY}\b", _code),
+    Phrasing(
+        rf"\b(?:in|using)\s+the\s+(?:(?:official|main|national|native|local)\s+)?language\s+"
+        rf"(?:(?:spoken|used)\s+)?(?:in|of)\s+(?:the\s+)?{LANG_COUNTRY}\b", _code,
+        kind="language", example="Please respond in the official language of Brazil.",
+        counter="What is the official language of Brazil?"),
     # the text asked for as a subject with a modal: "The summary is to be written in Portuguese"
-    (rf"\b(?:the|your|this)\s+(?:(?:entire|whole|full|complete|final)\s+)?{_TEXT_EN}\s+(?:should|"
-     rf"must|shall|will|has\s+to|needs?\s+to|is\s+to|are\s+to|ought\s+to)\s+(?:only\s+)?be\s+"
-     rf"(?:(?:written|composed|given|delivered|provided|presented|done|kept)\s+)?{_WHOLLY_EN}"
-     rf"(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}{_END_EN}", _code),
+    Phrasing(
+        rf"\b(?:the|your|this)\s+(?:(?:entire|whole|full|complete|final)\s+)?{_TEXT_EN}\s+"
+        rf"(?:should|"
+        rf"must|shall|will|has\s+to|needs?\s+to|is\s+to|are\s+to|ought\s+to)\s+(?:only\s+)?be\s+"
+        rf"(?:(?:written|composed|given|delivered|provided|presented|done|kept)\s+)?{_WHOLLY_EN}"
+        rf"(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}{_END_EN}", _code,
+        kind="language", example="Your caption must be written entirely in Dutch.",
+        counter="Your answer must be written in French."),
     # a language alone in a clause after a comma, or in a terse sentence: "..., in French
     # please.", "In Italian, thanks."
-    (rf"(?:^|(?<=[,.!?;:—–]\s)|(?<=[,\n—–]))\s*(?:all\s+|only\s+)?in\s+{LANG_EN}(?:\s+only)?\s*,?\s*"
-     r"(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;\n]|$)", _code),
+    Phrasing(
+        rf"(?:^|(?<=[,.!?;:—–]\s)|(?<=[,\n—–]))\s*(?:all\s+|only\s+)?in\s+{LANG_EN}(?:\s+only)"
+        rf"?\s*,?\s*"
+        r"(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;\n]|$)", _code,
+        kind="language", example="A short text, in English.", counter="written in English"),
     # "write a short poem in French", "tell me a joke in German"
-    (rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"
-     rf"(?:the\s+)?{_REGISTER}{LANG_EN}(?:\s+language)?"
-     r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining|so|"
-     r"because|since|to|with|but|if|when|using|instead)\b))", _code),
+    Phrasing(
+        rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"
+        rf"(?:the\s+)?{_REGISTER}{LANG_EN}(?:\s+language)?"
+        r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining|so|"
+        r"because|since|to|with|but|if|when|using|instead)\b))", _code,
+        kind="language", example="Write the reply in Turkish.", counter="Write the reply letter."),
     # Chinese: "回答必须全部使用英文", "请用德语回答", "全文请使用日语", "以西班牙语作答"
-    (rf"(?:回答|回复|作答|输出|全文|答案|正文|内容|全部内容|整篇|文章|回应)(?:时|请|需|需要|要|必须|"
-     rf"一律|应|应该|应当|均|都|全部|全|完全|只|仅|统一|务必)*(?:使用|用|以|采用)\s*{LANG_ZH}",
-     _code),
-    (rf"(?:请|务必|必须|只|仅|全部|全程|一律)(?:使用|用|以)\s*{LANG_ZH}"
-     r"(?=[。，,.！!；;\s)）]|$|(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|创作|进行))",
-     _code),
+    Phrasing(
+        rf"(?:回答|回复|作答|输出|全文|答案|正文|内容|全部内容|整篇|文章|回应)(?:时|请|需|需要|要"
+        rf"|必须|"
+        rf"一律|应|应该|应当|均|都|全部|全|完全|只|仅|统一|务必)*(?:使用|用|以|采用)\s*{LANG_ZH}",
+        _code,
+        kind="language", example="全文请使用日语。", counter="请全程用英语回答。"),
+    Phrasing(
+        rf"(?:请|务必|必须|只|仅|全部|全程|一律)(?:使用|用|以)\s*{LANG_ZH}"
+        r"(?=[。，,.！!；;\s)）]|$|(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|创作|进行)"
+        r")",
+        _code,
+        kind="language", example="全文请使用日语。", counter="全文不要使用逗号。"),
     # a language alone in a clause: "，用英文，", "把你的回答写成西班牙语"
-    (rf"(?:^|(?<=[，,、；;：:]))\s*(?:全文|全部|都)?(?:用|使用|以)\s*{LANG_ZH}\s*(?:写|撰写|回答|回复|书写)?"
-     r"(?=\s*(?:[，,。；;、）)！!]|$))", _code),
-    (rf"(?<=[^文语][，,；;])\s*{LANG_ZH}\s*(?=[，,；;](?!\s*(?:{_alternation(CODE_ZH)})))", _code),
-    (rf"(?:回答|回复|答案|全文|内容)(?:都|全部)?(?:写成|改成|改写成)\s*{LANG_ZH}", _code),
-    (rf"(?:^|(?<=[，,。；;\s]))\s*{LANG_ZH}(?:回答|作答|回复|回我)", _code),
-    (rf"(?:用|使用|以|采用)\s*{LANG_ZH}\s*(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|"
-     r"创作|进行回答)", _code),
+    Phrasing(
+        rf"(?:^|(?<=[，,、；;：:]))\s*(?:全文|全部|都)?(?:用|使用|以)\s*{LANG_ZH}\s*(?:写|撰写"
+        rf"|回答|回复|书写)?"
+        r"(?=\s*(?:[，,。；;、）)！!]|$))", _code,
+        kind="language", example="用葡萄牙语写。", counter="用法语写一段自我介绍。"),
+    Phrasing(
+        rf"(?<=[^文语][，,；;])\s*{LANG_ZH}\s*(?=[，,；;](?!\s*(?:{_alternation(CODE_ZH)})))",
+        _code,
+        kind="language", example="帮我写个 caption，英文，带上 #summer 和 #travel 两个 hashtag。",
+        counter="帮我写个朋友圈文案 带上“周末”这个词"),
+    Phrasing(
+        rf"(?:回答|回复|答案|全文|内容)(?:都|全部)?(?:写成|改成|改写成)\s*{LANG_ZH}", _code,
+        kind="language", example="把你的回答写成西班牙语。",
+        counter="以西班牙语作答，介绍一下你的家乡。"),
+    Phrasing(
+        rf"(?:^|(?<=[，,。；;\s]))\s*{LANG_ZH}(?:回答|作答|回复|回我)", _code,
+        kind="language", example="英文回我 全小写哈", counter="回答里的英文字母一律小写。"),
+    Phrasing(
+        rf"(?:用|使用|以|采用)\s*{LANG_ZH}\s*(?:来)?(?:写|撰写|回答|回复|输出|书写|作答|完成|表达|"
+        r"创作|进行回答)", _code,
+        kind="language", example="用葡萄牙语写。", counter="把你的回答写成西班牙语。"),
     # a language alone in a list of requirements: "（英文，不超过60个单词）", "要求：英文，…"
-    (rf"(?:[（(]|要求[：:])\s*(?:全文)?(?:使用|用)?{LANG_ZH}(?:撰写|书写|回答|写作)?\s*(?=[，,、;；)）])",
-     _code),
-    (rf"(?:回答|回复|输出)(?:的)?语言\s*(?:(?:必须|应|应该|需|要|须)?(?:是|为)|[：:])\s*{LANG_ZH}",
-     _code),
+    Phrasing(
+        rf"(?:[（(]|要求[：:])\s*(?:全文)?(?:使用|用)?{LANG_ZH}(?:撰写|书写|回答|写作)?\s*"
+        rf"(?=[，,、;；)）])",
+        _code,
+        kind="language",
+        example="帮我写一份读书笔记，要求：全文用中文，不少于800字，用“总之”开头，不要使用逗号。",
+        counter="写一段100字左右的话介绍长城，全文不要使用任何逗号。"),
+    Phrasing(
+        rf"(?:回答|回复|输出)(?:的)?语言\s*(?:(?:必须|应|应该|需|要|须)?(?:是|为)|[：:])"
+        rf"\s*{LANG_ZH}",
+        _code,
+        kind="language", example="回答语言：日语。", counter="回答请使用俄语。"),
     # "only German is allowed", "no language other than German"
-    (rf"\bonly\s+{LANG_EN}\s+(?:is|may\s+be|can\s+be|should\s+be)\s+(?:allowed|permitted|used|"
-     r"accepted)", _code),
-    (rf"\bno\s+(?:other\s+)?language\s+(?:other\s+)?than\s+{LANG_EN}\b", _code),
+    Phrasing(
+        rf"\bonly\s+{LANG_EN}\s+(?:is|may\s+be|can\s+be|should\s+be)\s+(?:allowed|permitted|used|"
+        r"accepted)", _code,
+        kind="language", example="Only German is allowed in your response.",
+        counter="Commas are not allowed in your response."),
+    Phrasing(
+        rf"\bno\s+(?:other\s+)?language\s+(?:other\s+)?than\s+{LANG_EN}\b", _code,
+        kind="language", example="No language other than German, please.",
+        counter="No other language tips, please."),
 )
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
-    (re.compile(p, _I | re.M), b) for p, b in _RULES)
+TABLES = (Table(_I | re.M, _PHRASINGS),)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -1,9 +1,11 @@
-"""Lengths and counts of parts in the wordings the first phrasings missed: a bound a negation
-turns ("don't go over 120 words"), a labelled limit ("word limit: 250"), a length in number
-words ("one hundred and fifty words"), a count of parts that opens its clause ("four paragraphs
-separated by ***"), English word counts asked in Chinese ("不超过八十个单词"), and sections each
-opened by a marker ("4 parts, each beginning with 'PART X'", "with 'SECTION X' at the start of
-each"); package-internal."""
+"""The length of the whole response: English lengths in words ("at least 300 words", "a
+500-word essay", "don't go over 120 words", "word limit: 250", "one hundred and fifty words",
+"Word count: 300"), Chinese lengths in characters ("不少于800字", "1000-1200字", "字数800字左
+右", "写一篇800字的"), and English lengths asked in Chinese ("不超过八十个单词", "200个单词左右").
+
+"About N" is `between` floor(0.8 N) and ceil(1.2 N); "more than N" is at least N + 1, "less
+than N" at most N - 1. A length in number words counts only from fifty up ("three words that
+rhyme" is no length)."""
 
 from __future__ import annotations
 
@@ -11,36 +13,75 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_COMPOUND, EN_NUMBER, ZH_NUMBER, about, to_int
-from rubrics.checks.phrasings.common import (
-    _PART_ADJECTIVE_EN,
-    _QUALIFIER_EN,
-    _ZH_AT_LEAST,
-    _ZH_AT_MOST,
-    _ZH_LESS_THAN,
-    _ZH_MORE_THAN,
-    _ZH_START,
+from rubrics.checks.phrasings.language import LANGUAGE_NAMES
+from rubrics.checks.phrasings.shared import (
+    ABOUT_EN,
+    AT_LEAST_EN,
+    AT_MOST_EN,
+    DASH,
+    EN_N,
+    LESS_THAN_EN,
+    MORE_THAN_EN,
+    QUALIFIER_EN,
+    WORDS_GATE,
+    ZH_AT_LEAST,
+    ZH_AT_MOST,
+    ZH_LESS_THAN,
+    ZH_MORE_THAN,
+    ZH_N,
+    ZH_NOT_RANGE,
+    ZH_START,
     Build,
-    _count,
-    _unit_extra,
-    _unit_kind,
+    Matcher,
+    Phrasing,
+    Table,
+    count,
+    numbers_of,
     relation_of,
+    rules_of,
+    zh_relation_of,
 )
-from rubrics.checks.phrasings.short import _NOT_RANGE_EN, zh_relation_of
 
-_I = re.I | re.S
-_N = rf"(?P<n>{EN_NUMBER})"
+_FLAGS = re.I | re.S
+_NAMED_N = rf"(?P<n>{EN_NUMBER})"
 _WORDS = r"\s*(?:-\s*)?words?\b"
 # a length in number words is the response's only when it is one no list of things would have
 # ("one hundred and fifty words"; not "three words that rhyme")
 MIN_WORDS_IN_WORDS = 50
-_MARK_VERBS = r"(?:mark|begin|start|label|head|title|prefix|open|number|name|introduce)\w*"
-_SECTION_UNITS = r"(?:sections?|parts?|chapters?|segments?|days?)"
-_ZH_SECTIONS = r"(?:部分|章节|板块|小节|节|章)"
+_ZH_CHARS = r"(?:个)?(?:汉)?字(?!母|段|句|体|号|幕|条)"
+_ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})"
+_ZH_WORD = r"\s*个?(?:英文|英语)?(?:单词|词)(?![语汇组典])"
+
+
+def _approx(kind: str, n: int | None, **extra: Any) -> list[tuple[str, dict[str, Any]]]:
+    if n is None:
+        return []
+    low, high = about(n)
+    return count(kind, "between", low, high, **extra)
+
+
+def _length(kind: str, relation: str) -> Build:
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        numbers = numbers_of(m)
+        if relation == "between":
+            return count(kind, "between", *numbers[:2])
+        if relation == "about":
+            return _approx(kind, numbers[0])
+        return count(kind, relation, numbers[0])
+    return build
+
+
+def _words(relation: str) -> Build:
+    return _length("word_count", relation)
+
+
+def _zh_chars(relation: str) -> Build:
+    return _length("char_count", relation)
 
 
 def _bound(relation: str) -> Build:
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        return _count("word_count", relation, to_int(m.group("n")))
+        return count("word_count", relation, to_int(m.group("n")))
     return build
 
 
@@ -48,15 +89,15 @@ def _labelled(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """A labelled word count: its qualifier's relation, about N with none."""
     n = to_int(m.group("n"))
     if m.group("q"):
-        return _count("word_count", relation_of(m.group("q")), n)
-    return [] if n is None else _count("word_count", "between", *about(n))
+        return count("word_count", relation_of(m.group("q")), n)
+    return [] if n is None else count("word_count", "between", *about(n))
 
 
 def _in_words(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     n = to_int(m.group("n"))
     if n is None or n < MIN_WORDS_IN_WORDS:
         return []
-    return _count("word_count", "between", *about(n))
+    return count("word_count", "between", *about(n))
 
 
 def _zh_words(relation: str) -> Build:
@@ -64,134 +105,198 @@ def _zh_words(relation: str) -> Build:
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         n = to_int(m.group("n"))
         if relation == "about":
-            return [] if n is None else _count("word_count", "between", *about(n))
+            return [] if n is None else count("word_count", "between", *about(n))
         if relation == "stated":
-            return _count("word_count", zh_relation_of(m.group("q")), n)
-        return _count("word_count", relation, n)
+            return count("word_count", zh_relation_of(m.group("q")), n)
+        return count("word_count", relation, n)
     return build
 
 
-def _opening_count(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """A count of parts that opens its clause: "Four paragraphs, separated by ***"."""
-    kind = _unit_kind(m.group("unit"))
-    return _count(kind, "exactly", to_int(m.group("n")), **_unit_extra(kind))
-
-
-def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """N sections, each opened by a marker and a number ("SECTION X" stands for SECTION 1,
-    SECTION 2, ...)."""
-    return _count("section_count", "exactly", to_int(m.group("n")), marker=m.group("marker"))
-
-
-def _headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """N parts, each under a heading of its own: N headings ("one heading per subsection, 2
-    subsections", "分为四个部分，每部分用二级标题")."""
-    return _count("heading_count", "exactly", to_int(m.group("n")))
-
-
-_PARTS_EN = r"(?:sub)?sections?|parts?|topics?|chapters?|segments?"
-# the parts "each" is said of, right before it: "in at least 3 parts, each ..."
-_PARTS_BEFORE = re.compile(rf"(?:\b(?P<q>{_QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:"
-                           rf"{_PART_ADJECTIVE_EN}\s+)?(?:{_PARTS_EN})\s*,?\s+$", re.I)
-
-
-def _each_headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """"4 sections, each with a ## heading": as many headings as the parts before "each" (the
-    parts' own count stays a check of its own)."""
-    parts = _PARTS_BEFORE.search(m.string, max(0, m.start() - 60), m.start())
-    if not parts:
-        return []
-    relation = relation_of(parts.group("q")) if parts.group("q") else "exactly"
-    return _count("heading_count", relation, to_int(parts.group("n")))
-_HEADING_EN = (r"(?:markdown\s+|#{1,6}\s+|h[1-6]\s+|level[\s-]\w+\s+|section\s+)?(?:sub)?"
-               r"(?:heading|header)")
-_ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})"
-_ZH_WORD = r"\s*个?(?:英文|英语)?(?:单词|词)(?![语汇组典])"
-# "SECTION X" stands for SECTION 1, SECTION 2...; "Day 1, Day 2 and Day 3" names them
-_MARKER = r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+(?:X|1)\b[\"'”’`]?"
-
-_RULES: tuple[tuple[str, Build], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
+    # English lengths in words
+    Phrasing(
+        rf"(?:between\s+)?{EN_N}{DASH}{EN_N}\s*(?:-\s*)?words?\b", _words("between"), *WORDS_GATE,
+        kind="word_count", example="4 to 7 words", counter="4 to 7 sentences"),
+    Phrasing(
+        rf"(?:{AT_LEAST_EN})\s*{EN_N}\s*(?:-\s*)?words?\b", _words("at least"), *WORDS_GATE,
+        kind="word_count", example="at least 100 words", counter="at least 100 lines"),
+    Phrasing(
+        rf"\b(?:{MORE_THAN_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("more than"), *WORDS_GATE,
+        kind="word_count", example="no longer than 4 words", counter="no more than 4 sentences"),
+    Phrasing(
+        rf"\b(?:{LESS_THAN_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("less than"), *WORDS_GATE,
+        kind="word_count", example="In fewer than 50 words", counter="Answer in exactly 50 words."),
+    Phrasing(
+        rf"{EN_N}\s*(?:-\s*)?words?\s+(?:or\s+more|minimum|at\s+least)\b|{EN_N}\+\s*(?:-\s*)"
+        rf"?words?\b",
+        _words("at least"), *WORDS_GATE,
+        kind="word_count", example="Your reply should run to 4 words or more.",
+        counter="Keep your answer to 4 words or fewer."),
+    Phrasing(
+        rf"(?:{AT_MOST_EN})\s*(?:a\s+|the\s+)?{EN_N}\s*(?:-\s*)?words?\b", _words("at most"),
+        *WORDS_GATE,
+        kind="word_count", example="at most forty words", counter="150 words at most"),
+    Phrasing(
+        rf"{EN_N}\s*(?:-\s*)?words?\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)\b",
+        _words("at most"), *WORDS_GATE,
+        kind="word_count", example="150 words at most", counter="at most forty words"),
+    Phrasing(
+        rf"(?:exactly|precisely)\s+{EN_N}\s*(?:-\s*)?words?\b", _words("exactly"), *WORDS_GATE,
+        kind="word_count", example="precisely 4 words", counter="4 to 7 words"),
+    Phrasing(
+        rf"(?:{ABOUT_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("about"), *WORDS_GATE,
+        kind="word_count", example="about 200 words", counter="200 words tops."),
+    # (not the length of a text the request gives: "translate these 20 words", "summarize this
+    # 2000-word article")
+    Phrasing(
+        r"(?<![\w,.\-–—~])(?<!these\s)(?<!those\s)(?<!the\s)(?<!this\s)(?<!that\s)(?<!my\s)"
+        r"(?<!our\s)(?<!his\s)(?<!her\s)(?<!their\s)(?<!list\sof\s)(\d{1,3}(?:,\d{3})+|\d{2,6})"
+        r"(?:\s+|-)words?\b(?!\s+(?:that|which|from|related|starting|beginning|ending|in\s+(?:"
+        rf"{LANGUAGE_NAMES})\b))", _words("about"), *WORDS_GATE,
+        kind="word_count", example="about 200 words", counter="Write 150-200 words."),
+    # Chinese lengths in characters
+    Phrasing(
+        rf"{ZH_N}\s*(?:{_ZH_CHARS})?\s*(?:-|–|—|~|～|〜|到|至)\s*{ZH_N}\s*{_ZH_CHARS}",
+        _zh_chars("between"),
+        kind="char_count", example="字数在300到500字之间", counter="段落数控制在3到5段之间。"),
+    Phrasing(
+        rf"(?:{ZH_AT_LEAST})\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_N}\s*{_ZH_CHARS}(?:以上|起)",
+        _zh_chars("at least"),
+        kind="char_count", example="字数不少于一千字。", counter="字数超过500字，少于1000字。"),
+    Phrasing(
+        rf"(?:{ZH_MORE_THAN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("more than"),
+        kind="char_count", example="字数超过500字，少于1000字。", counter="字数不少于1500字"),
+    Phrasing(
+        rf"(?:{ZH_LESS_THAN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("less than"),
+        kind="char_count", example="字数超过500字，少于1000字。", counter="字数不少于1500字"),
+    Phrasing(
+        rf"(?:{ZH_AT_MOST})\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_N}\s*{_ZH_CHARS}(?:以内|以下|之内)|"
+        rf"(?:控制|限制|限定)在\s*{ZH_N}\s*{_ZH_CHARS}(?:以内|之内|以下|内)",
+        _zh_chars("at most"),
+        kind="char_count", example="150字以内。", counter="字数不限，段落控制在5段以内。"),
+    Phrasing(
+        rf"(?:约|大约|大概|左右)\s*{ZH_N}\s*{_ZH_CHARS}|{ZH_NOT_RANGE}{ZH_N}\s*{_ZH_CHARS}\s*"
+        rf"(?:左右|上下)|"
+        rf"(?:字数|篇幅|长度)(?:要求|控制|限制|保持|大约|大概|为|在|是|约|：|:|\s)"
+        rf"*{ZH_N}\s*{_ZH_CHARS}"
+        r"(?![以内之下左上])|"
+        rf"(?:一篇|一份|一段|写|撰写)\s*(\d+)\s*{_ZH_CHARS}(?:的|之)", _zh_chars("about"),
+        kind="char_count", example="字数在500字左右。", counter="字数在300到500字之间"),
+    Phrasing(
+        rf"(?:{ABOUT_EN})\s*{ZH_N}\s*{_ZH_CHARS}", _zh_chars("about"),
+        kind="char_count", example="字数 around 500 字，about 杭州西湖。",
+        counter="字数：600-800字"),
+    # English lengths said otherwise
     # a bound a negation turns: "don't go over 120 words", "never write more than 80 words"
-    (rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|mustn['’]t|cannot|can['’]t|not\s+"
-     r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
-     rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)\s+{_N}{_WORDS}",
-     _bound("at most")),
-    (rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|cannot|can['’]t|not\s+to)\s+"
-     rf"(?:(?:go|be|fall|write|use)\s+)?(?:under|below|less\s+than|fewer\s+than|shorter\s+than)\s+"
-     rf"{_N}{_WORDS}", _bound("at least")),
+    Phrasing(
+        rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|mustn['’]t|cannot"
+        rf"|can['’]t|not\s+"
+        r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
+        rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)"
+        rf"\s+{_NAMED_N}{_WORDS}",
+        _bound("at most"),
+        kind="word_count", example="Don't go over 120 words.",
+        counter="Don't stop before you reach 4 words."),
+    Phrasing(
+        rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|cannot|can['’]t"
+        rf"|not\s+to)\s+"
+        rf"(?:(?:go|be|fall|write|use)\s+)?(?:under|below|less\s+than|fewer\s+than|shorter\s+than)"
+        rf"\s+"
+        rf"{_NAMED_N}{_WORDS}", _bound("at least"),
+        kind="word_count", example="Your essay should not be shorter than 350 words.",
+        counter="Your essay must be no fewer than 350 words."),
     # a labelled limit: "word limit: 250", "maximum word count of 300", "minimum word count: 300"
-    (rf"\b(?:word\s+(?:limit|cap|max(?:imum)?|ceiling|budget)|max(?:imum)?\s+(?:word\s+count|"
-     rf"length))\s*(?:[:：=]|of|is|:\s*max(?:imum)?)?\s*{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|"
-     r"pages?|minutes?|%))", _bound("at most")),
-    (rf"\b(?:minimum\s+(?:word\s+count|length)|word\s+(?:minimum|floor))\s*(?:[:：=]|of|is)?\s*"
-     rf"{_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|pages?|minutes?|%))", _bound("at least")),
+    Phrasing(
+        rf"\b(?:word\s+(?:limit|cap|max(?:imum)?|ceiling|budget)|max(?:imum)?\s+(?:word\s+count|"
+        rf"length))\s*(?:[:：=]|of|is|:\s*max(?:imum)?)?\s*{_NAMED_N}(?:{_WORDS})?(?!\s*(?:-|to"
+        rf"|characters?|"
+        r"pages?|minutes?|%))", _bound("at most"),
+        kind="word_count", example="Write a story; word limit: 250.",
+        counter="Write a 500-word essay."),
+    Phrasing(
+        rf"\b(?:minimum\s+(?:word\s+count|length)|word\s+(?:minimum|floor))\s*(?:[:：=]|of|is)?\s*"
+        rf"{_NAMED_N}(?:{_WORDS})?(?!\s*(?:-|to|characters?|pages?|minutes?|%))",
+        _bound("at least"),
+        kind="word_count", example="Minimum word count: 300.", counter="Maximum word count: 300."),
     # "400 or more words", "40 or fewer words"
-    (rf"{_N}\s+or\s+more{_WORDS}", _bound("at least")),
-    (rf"{_N}\s+or\s+(?:fewer|less){_WORDS}", _bound("at most")),
+    Phrasing(
+        rf"{_NAMED_N}\s+or\s+more{_WORDS}", _bound("at least"),
+        kind="word_count", example="Write 250 or more words about trains.",
+        counter="Write more than 200 words."),
+    Phrasing(
+        rf"{_NAMED_N}\s+or\s+(?:fewer|less){_WORDS}", _bound("at most"),
+        kind="word_count", example="30 or fewer words, please.", counter="20 words or fewer."),
     # "tops 100 words", "100 words tops"
-    (rf"\btops\s+{_N}{_WORDS}", _bound("at most")),
-    (rf"{_N}{_WORDS}\s+(?:tops|top|max|at\s+the\s+(?:most|max)|or\s+(?:under|below|so\s+max))\b",
-     _bound("at most")),
+    Phrasing(
+        rf"\btops\s+{_NAMED_N}{_WORDS}", _bound("at most"),
+        kind="word_count", example="Give me a quick summary, tops 100 words.",
+        counter="Give me a short paragraph."),
+    Phrasing(
+        rf"{_NAMED_N}{_WORDS}\s+(?:tops|top|max|at\s+the\s+(?:most|max)|or\s+(?:under|below"
+        rf"|so\s+max))\b",
+        _bound("at most"),
+        kind="word_count", example="Limerick about a frog; 40 words max; no commas; all lowercase.",
+        counter="Write a poem about a quiet library (with no commas at all)."),
     # a length in number words: "write one hundred and fifty words"
-    (rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
-     _in_words),
+    Phrasing(
+        rf"(?<![\w-])(?<!these\s)(?<!those\s)(?<!the\s)(?P<n>{EN_COMPOUND})(?:\s+|-){_WORDS}",
+        _in_words,
+        kind="word_count", example="In fewer than fifty words", counter="In fewer than 50 words"),
     # an English length asked in Chinese
-    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})(?:{_ZH_WORD}|\s*words?\b)", _zh_words("stated")),
-    (rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:左右|上下)", _zh_words("about")),
-    (rf"(?P<n>{EN_NUMBER})\s*words?\s*以上", _zh_words("at least")),
-    (rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:以内|之内|以下)", _zh_words("at most")),
-    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most")),
-    (rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least")),
-    (rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about")),
-    (rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about")),
-    # a count of parts opening its clause: "four paragraphs separated by ***"
-    (rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{_NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
-     rf"(?:{_PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections|bullet\s+points|"
-     r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
-     r"max(?:imum)?|with|in\s+total|long|(?:are|is)\s+(?:expected|required|needed|wanted|"
-     r"preferred|ideal)|(?:should|must|shall|will)\s+be)\b))", _opening_count),
+    Phrasing(
+        rf"{ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})(?:{_ZH_WORD}|\s*words?\b)", _zh_words("stated"),
+        kind="word_count", example="语言：法语；长度：不超过100个单词。",
+        counter="英文回答中全大写单词不超过两个。"),
+    Phrasing(
+        rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:左右|上下)", _zh_words("about"),
+        kind="word_count",
+        example="帮我写个 LinkedIn post，长度 100 words 左右，结尾加上 #hiring。",
+        counter="帮我写个 LinkedIn post，结尾加上 #hiring。"),
+    Phrasing(
+        rf"(?P<n>{EN_NUMBER})\s*words?\s*以上", _zh_words("at least"),
+        kind="word_count", example="这个 essay 要 500 words 以上。",
+        counter="Your essay should run to about 500 words."),
+    Phrasing(
+        rf"(?P<n>{EN_NUMBER})\s*words?\s*(?:以内|之内|以下)", _zh_words("at most"),
+        kind="word_count", example="写一篇300 words以内的英文短文。",
+        counter="写一篇300字以内的短文。"),
+    Phrasing(
+        rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以内|之内|以下)", _zh_words("at most"),
+        kind="word_count", example="回答控制在50个英文单词以内。",
+        counter="英文回答中全大写单词不超过两个。"),
+    Phrasing(
+        rf"(?P<n>{ZH_NUMBER}){_ZH_WORD}(?:以上)", _zh_words("at least"),
+        kind="word_count", example="用英文写一篇200个单词以上的短文。",
+        counter="用英文写一篇200个单词以内的短文。"),
+    Phrasing(
+        rf"(?:约|大约|大概)\s*(?P<n>{ZH_NUMBER}){_ZH_WORD}", _zh_words("about"),
+        kind="word_count", example="用英语写一段大约150个单词的自我介绍。",
+        counter="用法语写一段自我介绍。"),
+    Phrasing(
+        rf"(?<![\d])(?P<n>{ZH_NUMBER}){_ZH_WORD}\s*(?:左右|上下)", _zh_words("about"),
+        kind="word_count", example="写一段150个单词左右的英文介绍。",
+        counter="写一段150字左右的介绍。"),
     # the word count as a subject: "The word count must come to exactly 25"
-    (rf"\bword\s+count\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall)\s+)?(?:be|come\s+to|"
-     rf"equal|total|reach)\s+(?P<q>{_QUALIFIER_EN})\s+{_N}\b(?!\s*(?:-|–|to)\s*\d)", _labelled),
+    Phrasing(
+        rf"\bword\s+count\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall)\s+)?(?:be|come\s+to|"
+        rf"equal|total|reach)\s+(?P<q>{QUALIFIER_EN})\s+{_NAMED_N}\b(?!\s*(?:-|–|to)\s*\d)",
+        _labelled,
+        kind="word_count", example="The word count must come to exactly 4.",
+        counter='Must include the word "welcome".'),
     # a labelled word count: "Word count: at least 500", "Word count: 300"
-    (rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{_QUALIFIER_EN})\s*)?{_N}(?![\d,])(?!\s*(?:-|–|to)\s*\d)",
-     _labelled),
-    (rf"\bword\s+count\s*[:：]\s*(?:between\s+)?{_N}\s*(?:-|–|—|to|and)\s*(?P<n2>{EN_NUMBER})",
-     lambda m: _count("word_count", "between", to_int(m.group("n")), to_int(m.group("n2")))),
-    # headings counted in Chinese: "包含至少3个二级标题"
-    (rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个(?:[一二三]级|小|子)?"
-     r"标题", lambda m: _count("heading_count", zh_relation_of(m.group("q") or ""),
-                            to_int(m.group("n")))),
-    # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
-    (rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
-     r"(?!each\b|per\b|long\b)[a-z]+", _opening_count),
-    # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
-    (rf"\b(?P<n>{EN_NUMBER})\s+(?:(?:{_PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b"
-     rf"[^\n]{{0,100}}?\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked),
-    (rf"\b(?P<n>{EN_NUMBER})\s+(?:{_PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
-     rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
-     r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
-     r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked),
-    # N parts, each under a heading of its own
-    (r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"
-     rf"(?:starting|opening|beginning)\s+with|headed\s+by|introduced\s+by)\s+(?:a|an|one|its\s+own)"
-     rf"\s+{_HEADING_EN}", _each_headed),
-    # "a markdown header for each of the 4 sections", "give each of the 3 parts a heading"
-    (rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for|on|above|over)\s+(?:each|every)\s+(?:one\s+)?of\s+"
-     rf"(?:the|your|these|those)\s+(?P<n>{EN_NUMBER})\s+(?:{_PARTS_EN})\b|\beach\s+of\s+(?:the|your)\s+"
-     rf"(?P<n2>{EN_NUMBER})\s+(?:{_PARTS_EN})\s+(?:a|an|its\s+own)\s+{_HEADING_EN}",
-     lambda m: _count("heading_count", "exactly", to_int(m.group("n") or m.group("n2")))),
-    (rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for\s+each|for\s+every)\s+(?P<unit>(?:sub)?section|"
-     rf"part|topic|chapter)\s*[,;]\s*(?P<n>{EN_NUMBER})\s+(?P=unit)s?\b", _headed),
-    (rf"(?P<n>{ZH_NUMBER})\s*个?\s*{_ZH_SECTIONS}\s*[，,]?\s*每(?:个|一)?\s*{_ZH_SECTIONS}?\s*(?:都|均)?"
-     r"(?:要|需|需要|须|请|应)?\s*(?:用|有|加|配|设|带|使用)\s*(?:一个)?\s*(?:markdown|md)?\s*"
-     r"(?:[一二三]级|小|#{1,6}\s*)?标题", _headed),
-    # in Chinese or both: "分 3 个 sections，每个 section 以 'Part 1' 开头", "分为四部分，每部分以
-    # “Day 1”开头"
-    (rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})[^\n。]{{0,60}}?"
-     rf"每(?:个|一)?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})?\s*(?:都|均|须|需|要|必须)*\s*(?:以|用)\s*"
-     rf"{_MARKER}", _marked),
+    Phrasing(
+        rf"\bword\s+count\s*[:：]\s*(?:(?P<q>{QUALIFIER_EN})\s*)?{_NAMED_N}(?![\d,])(?!\s*(?:-|–"
+        rf"|to)\s*\d)",
+        _labelled,
+        kind="word_count", example="Word count: at least 500.",
+        counter="Word count: not important."),
+    Phrasing(
+        rf"\bword\s+count\s*[:：]\s*(?:between\s+)?{_NAMED_N}\s*(?:-|–|—|to|and)\s*"
+        rf"(?P<n2>{EN_NUMBER})",
+        lambda m: count("word_count", "between", to_int(m.group("n")), to_int(m.group("n2"))),
+        kind="word_count", example="Word count: 250–300.", counter="Word count: at least 500."),
 )
 
-RULES: tuple[tuple[re.Pattern[str], Build], ...] = tuple(
-    (re.compile(p, _I), b) for p, b in _RULES)
+TABLES = (Table(_FLAGS, _PHRASINGS),)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

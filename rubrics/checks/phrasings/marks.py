@@ -1,9 +1,9 @@
-"""The ways a request asks for marks in or around its response: the whole response in double
-quotes ("put the whole reply in quotation marks", "your answer should be surrounded by double
-quotes", "请将整个回答用双引号括起来"), a <<title>>, placeholders in square brackets ("at
-least 4 bracketed placeholders", "至少包含2个占位符"), and spans highlighted in markdown
-("highlight at least 3 parts with markdown", "italicize or bold at least 4 important
-phrases", "bold the key terms", "用markdown加粗至少3个关键词"); package-internal.
+"""The marks a request asks in or around its response: the whole response in double quotes
+("put the whole reply in quotation marks", "your answer should be surrounded by double
+quotes", "请将整个回答用双引号括起来"), a <<title>>, placeholders in square brackets ("at least
+4 bracketed placeholders", "至少包含2个占位符", "leave spots like [name] for me to fill in"),
+and spans highlighted in markdown ("highlight at least 3 parts with markdown", "italicize or
+bold at least 4 important phrases", "bold the key terms", "用markdown加粗至少3个关键词").
 
 Quotation marks asked of a part ("quotation marks around the book titles") and highlights
 asked as content ("highlight the benefits of exercise", "highlight three benefits" with no
@@ -15,29 +15,32 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.common import (
-    _QUALIFIER_EN,
-    _ZH_AT_LEAST,
-    _ZH_AT_MOST,
-    _ZH_LESS_THAN,
-    _ZH_MORE_THAN,
-    _ZH_START,
+from rubrics.checks.phrasings.families import noun_rows
+from rubrics.checks.phrasings.shared import (
+    NOT_RANGE_EN,
+    QUALIFIER_EN,
+    TIMES_EN,
+    ZH_AT_LEAST,
+    ZH_AT_MOST,
+    ZH_LESS_THAN,
+    ZH_MORE_THAN,
+    ZH_START,
     Build,
     Matcher,
-    _count,
-    _flag,
-    compile_rules,
+    Phrasing,
+    Table,
+    count,
+    flag,
     relation_of,
-)
-from rubrics.checks.phrasings.short import (
-    _NOT_RANGE_EN,
-    _TIMES_EN,
-    _times,
+    rules_of,
+    times,
     times_relation,
     zh_relation_of,
 )
 
 _I = re.I | re.S
+
+
 # --- the whole response in double quotes
 _QUOTES = (r"(?:an?\s+(?:pair|set)\s+of\s+|an?\s+)?(?:opening\s+and\s+closing\s+)?(?:double[\s-]+)?"
            r"(?:quotation\s+marks?|quotes|quote\s+marks?|quotation|inverted\s+commas|"
@@ -83,15 +86,16 @@ _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|port
           r"bits?|pieces?\s+of\s+text|text\s+(?:parts|sections))")
 _SOFT_NOUNS = r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?|things?|places?)"
 _MARKDOWN = re.compile(r"markdown|asterisk|\*|\bbold|\bitalic", re.I)
-_QN = rf"{_NOT_RANGE_EN}\b(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
+_QN = rf"{NOT_RANGE_EN}\b(?:(?P<q>{QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
 # a count or a range of spans: "2-3 bold phrases", "between two and four bolded terms"
-_QN_RANGE = (rf"{_NOT_RANGE_EN}\b(?:(?:between\s+)?(?P<low>{EN_NUMBER})\s*(?:-|–|to|or|and)\s*"
-             rf"(?P<upper>{EN_NUMBER})|(?:(?P<q>{_QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})"
+_QN_RANGE = (rf"{NOT_RANGE_EN}\b(?:(?:between\s+)?(?P<low>{EN_NUMBER})\s*(?:-|–|to|or|and)\s*"
+             rf"(?P<upper>{EN_NUMBER})|(?:(?P<q>{QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})"
              r"(?P<more>\s+or\s+more)?)")
 # what marks a span in markdown, named as a means: "*asterisks*", "**bold**", "粗体", "星号"
 _MARKUP = (r"(?:markdown(?:\s+(?:bold|italics?))?|\*{0,2}asterisks\*{0,2}|"
-           r"\*{1,2}[^*\n]{1,20}\*{1,2}|bold(?:face)?(?:\s+(?:text|font|type))?|italics?|highlighting|星号|粗体|斜体|加粗|高亮)")
-_ZH_Q = rf"(?P<q>{_ZH_AT_LEAST}|{_ZH_AT_MOST}|{_ZH_MORE_THAN}|{_ZH_LESS_THAN})?"
+           r"\*{1,2}[^*\n]{1,20}\*{1,2}|bold(?:face)?(?:\s+(?:text|font|type))?|italics?"
+           r"|highlighting|星号|粗体|斜体|加粗|高亮)")
+_ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})?"
 # what Chinese spans to highlight are called: "3个关键词", "两处重点"
 _ZH_SPANS = r"(?:关键词|关键字|词语?|重点|要点|句子?|短语|概念|术语|数据|信息|内容)"
 _ZH_MARK = r"(?:加粗|粗体|高亮|突出显示|标粗|斜体|标亮)"
@@ -103,7 +107,7 @@ def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     relation the request states otherwise."""
     groups = m.groupdict()
     if groups.get("upper"):
-        return _count("highlight_count", "between", to_int(groups["low"]), to_int(groups["upper"]))
+        return count("highlight_count", "between", to_int(groups["low"]), to_int(groups["upper"]))
     qualifier = groups.get("q") or groups.get("qe") or ""
     if groups.get("more"):
         relation = "at least"
@@ -117,7 +121,7 @@ def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         if not _MARKDOWN.search(before + sentence) \
                 and not re.match(r"(?:bold|italic)", m.group(0), re.I):
             return []
-    return _count("highlight_count", relation, to_int(groups["n"]))
+    return count("highlight_count", relation, to_int(groups["n"]))
 
 
 def _emphasized(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -128,10 +132,10 @@ def _emphasized(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _some_marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    return _count("highlight_count", "at least", 1)
+    return count("highlight_count", "at least", 1)
 
 
-_A_NUMBER = re.compile(rf"\b(?:{_QUALIFIER_EN})\b|{EN_NUMBER}\b", re.I)
+_A_NUMBER = re.compile(rf"\b(?:{QUALIFIER_EN})\b|{EN_NUMBER}\b", re.I)
 
 
 def _uncounted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -150,163 +154,355 @@ _HIGHLIGHT_VERBS = (r"(?:highlight(?:ing)?|bold(?:ing)?|boldface|embolden|italic
 # rules that open with an optional count run only near their markup's word
 _MARKUP_GATE = (r"\b(?:bold(?:ed|face)?|italic(?:i[sz]ed)?|highlighted|emphasi[sz]ed)\b", (60, 80))
 
-_RULES: tuple[tuple[str, Build] | tuple[str, Build, str, tuple[int, int]], ...] = (
+_PHRASINGS: tuple[Phrasing, ...] = (
     # the whole response in double quotes
-    (rf"\b{_WRAP_VERBS}\s+{_WHOLE}\s+(?:(?:entirely|fully|completely)\s+)?(?:in|with|inside|"
-     rf"within|between|by|using)\s+{_QUOTES}", _wrapped),
+    Phrasing(
+        rf"\b{_WRAP_VERBS}\s+{_WHOLE}\s+(?:(?:entirely|fully|completely)\s+)?(?:in|with|inside|"
+        rf"within|between|by|using)\s+{_QUOTES}", _wrapped,
+        kind="quoted", example="wrap ur whole answer in double quotes",
+        counter="wrapped in double quotes"),
     # the marks around the whole, the verb optional: "speech marks around the whole response"
-    (rf"\b{_QUOTES}\s+(?:around|surrounding|(?:at|on)\s+(?:the\s+)?(?:start|beginning)\s+and\s+"
-     rf"(?:the\s+)?end\s+of|on\s+(?:both|either)\s+(?:ends|sides)\s+of)\s+{_WHOLE}\b", _wrapped),
+    Phrasing(
+        rf"\b{_QUOTES}\s+(?:around|surrounding|(?:at|on)\s+(?:the\s+)?(?:start|beginning)\s+and\s+"
+        rf"(?:the\s+)?end\s+of|on\s+(?:both|either)\s+(?:ends|sides)\s+of)\s+{_WHOLE}\b", _wrapped,
+        kind="quoted", example="Put double quotes around your entire answer.",
+        counter="Wrap your entire response in double quotes."),
     # "start and end the answer with a double quote mark", "your response must begin and end
     # with a quotation mark", "the whole thing is quoted"
     # a fragment of its own: "(wrapped in double quotes)", "Inside one pair of double quotes,
     # write ..."
-    (rf"\(\s*(?:all\s+|entirely\s+)?(?:wrapped|enclosed|placed|put|written)\s+(?:in|inside|within|"
-     rf"between)\s+{_QUOTES}\s*\)", _wrapped),
-    (rf"(?:^|(?<=[.!?]\s)|(?<=\n))\s*(?:(?:wrapped|enclosed|placed|written)\s+)?(?:in|inside|within|"
-     rf"between)\s+(?:one\s+|a\s+single\s+)?(?:pair\s+of\s+)?{_QUOTES}\s*,\s*(?:write|describe|"
-     r"explain|give|tell|list|compose|draft|create|offer|share|summari[sz]e|answer|respond|reply)\b",
-     _wrapped),
-    (rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+)?(?:both\s+)?(?:start|begin|"
-     rf"open)s?\s+and\s+(?:end|close|finish)(?:e?s)?\s+with\s+{_QUOTES}", _wrapped),
-    (rf"\b(?:start|begin|open)\s+and\s+(?:end|close|finish)\s+{_WHOLE}\s+with\s+{_QUOTES}",
-     _wrapped),
-    (rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+be|is|be)\s+(?:entirely\s+|"
-     r"fully\s+)?quoted\b", _wrapped),
+    Phrasing(
+        rf"\(\s*(?:all\s+|entirely\s+)?(?:wrapped|enclosed|placed|put|written)\s+(?:in|inside"
+        rf"|within|"
+        rf"between)\s+{_QUOTES}\s*\)", _wrapped,
+        kind="quoted", example="Describe a playground at break time (wrapped in double quotes).",
+        counter="Describe a school playground at break time."),
+    Phrasing(
+        rf"(?:^|(?<=[.!?]\s)|(?<=\n))\s*(?:(?:wrapped|enclosed|placed|written)\s+)?(?:in|inside"
+        rf"|within|"
+        rf"between)\s+(?:one\s+|a\s+single\s+)?(?:pair\s+of\s+)?{_QUOTES}\s*,\s*(?:write|describe|"
+        r"explain|give|tell|list|compose|draft|create|offer|share|summari[sz]e|answer|respond"
+        r"|reply)\b",
+        _wrapped,
+        kind="quoted", example="Inside one pair of double quotes, write a product description.",
+        counter="Inside one pair of double quotes,"),
+    Phrasing(
+        rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+)?(?:both\s+)?(?:start|begin|"
+        rf"open)s?\s+and\s+(?:end|close|finish)(?:e?s)?\s+with\s+{_QUOTES}", _wrapped,
+        kind="quoted", example="Your response must begin and end with a quotation mark.",
+        counter="Begin and end your reply with a double quote mark."),
+    Phrasing(
+        rf"\b(?:start|begin|open)\s+and\s+(?:end|close|finish)\s+{_WHOLE}\s+with\s+{_QUOTES}",
+        _wrapped,
+        kind="quoted", example="Open and close your answer with a double quote.",
+        counter="Include a famous quote in your answer."),
+    Phrasing(
+        rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+be|is|be)\s+(?:entirely\s+|"
+        r"fully\s+)?quoted\b", _wrapped,
+        kind="quoted",
+        example="Write 3 sentences introducing our new running shoe; start and end the answer "
+                "with a double quote mark so the whole thing is quoted.",
+        counter="Write a short note to a new neighbour introducing yourself (3 or more # "
+                "headings). Add a title surrounded by << and >>. Begin and end your reply with a "
+                "double quote mark."),
     # a participle with the whole named by its ends or a label: "Format: wrapped in double
     # quotes from the first word to the last"
-    (rf"\b(?:wrapped|enclosed|surrounded|placed|put)\s+(?:in|with|by|within|inside|between)\s+"
-     rf"{_QUOTES}\s+{_END_TO_END}", _wrapped),
-    (rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:format|output|response|answer|reply)\s*[:：]\s*"
-     rf"(?:(?:all|entirely|fully)\s+)?(?:wrapped|enclosed|surrounded)\s+(?:in|with|by|within|"
-     rf"inside)\s+{_QUOTES}", _wrapped),
-    (rf"\b{_WHOLE}\s+{_BE_WRAPPED}\s+(?:in|with|inside|within|between|by|using)\s+{_QUOTES}",
-     _wrapped),
-    (r"\b(?:respond|reply|answer)\s+(?:(?:entirely|only)\s+)?(?:in|inside|within|between)\s+"
-     r"(?:double\s+)?(?:quotation\s+marks|quotes)", _wrapped),
-    (rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均|请|需要|要|需|必须|应)*(?:用|使用|以|放在|放进|置于)(?:英文)?(?:双)?引号"
-     rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:的)?(?:全部|整个|所有)?(?:内容)?(?:需要|需|要|必须|应|须)?(?:放在|置于)(?:一对)?(?:双)?"
-     rf"引号(?:之中|之内|内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将|把){_ZH_WHOLE}{_ZH_WRAP}",
-     _wrapped),
-    (rf"(?:用|使用|以){_ZH_QUOTES}\s*(?:包住|括住|包裹|括起|包起|框住|圈住)(?:来)?\s*{_ZH_ALL}",
-     _wrapped),
+    Phrasing(
+        rf"\b(?:wrapped|enclosed|surrounded|placed|put)\s+(?:in|with|by|within|inside|between)\s+"
+        rf"{_QUOTES}\s+{_END_TO_END}", _wrapped,
+        kind="quoted",
+        example="Make sure your response is enclosed in double quotation marks from start to "
+                "finish.",
+        counter="Put it in speech marks from start to finish."),
+    Phrasing(
+        rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:format|output|response|answer|reply)\s*[:：]\s*"
+        rf"(?:(?:all|entirely|fully)\s+)?(?:wrapped|enclosed|surrounded)\s+(?:in|with|by|within|"
+        rf"inside)\s+{_QUOTES}", _wrapped,
+        kind="quoted", example="Format: enclosed in quotation marks.",
+        counter="put the whole reply in quotation marks"),
+    Phrasing(
+        rf"\b{_WHOLE}\s+{_BE_WRAPPED}\s+(?:in|with|inside|within|between|by|using)\s+{_QUOTES}",
+        _wrapped,
+        kind="quoted", example="the entire output goes in double quotes",
+        counter="Enclose the entire response in a pair of double quotes."),
+    Phrasing(
+        r"\b(?:respond|reply|answer)\s+(?:(?:entirely|only)\s+)?(?:in|inside|within|between)\s+"
+        r"(?:double\s+)?(?:quotation\s+marks|quotes)", _wrapped,
+        kind="quoted", example="wrap ur whole answer in double quotes",
+        counter="Wrap it in double quotes."),
+    Phrasing(
+        rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均|请|需要|要|需|必须|应)*(?:用|使用|以|放在"
+        rf"|放进|置于)(?:英文)?(?:双)?引号"
+        rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:的)?(?:全部|整个|所有)?(?:内容)?(?:需要|需"
+        rf"|要|必须|应|须)?(?:放在|置于)(?:一对)?(?:双)?"
+        rf"引号(?:之中|之内|内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将"
+        rf"|把){_ZH_WHOLE}{_ZH_WRAP}",
+        _wrapped,
+        kind="quoted", example="全文用引号包裹。", counter="全文不要使用逗号。"),
+    Phrasing(
+        rf"(?:用|使用|以){_ZH_QUOTES}\s*(?:包住|括住|包裹|括起|包起|框住|圈住)(?:来)?\s*{_ZH_ALL}",
+        _wrapped,
+        kind="quoted", example="用双引号包住整个回答。", counter="请将整个回答用双引号括起来。"),
     # "整篇回答外面加上一对引号", "回答的开头和结尾都要加双引号", "整段回复要放进“”里", "整个
     # answer 用 quotation marks 包住", "回复全文须以双引号开头并以双引号结尾"
-    (rf"{_ZH_ALL}{_ZH_ENDS}?{_ZH_MODAL}{_ZH_ENDS}?(?:用|使用|以|放在|放进|放到|置于|加上?|添加|套上|"
-     rf"带上)\s*(?:一对|一组)?\s*{_ZH_QUOTES}\s*(?:里|内|中|之中|{_ZH_WRAP}|(?:开头|开始)[^。；\n]{{0,8}}?"
-     rf"{_ZH_QUOTES}\s*(?:结尾|结束|收尾))?", _wrapped),
+    Phrasing(
+        rf"{_ZH_ALL}{_ZH_ENDS}?{_ZH_MODAL}{_ZH_ENDS}?(?:用|使用|以|放在|放进|放到|置于|加上?|添加"
+        rf"|套上|"
+        rf"带上)\s*(?:一对|一组)?\s*{_ZH_QUOTES}\s*(?:里|内|中|之中|{_ZH_WRAP}|(?:开头|开始)"
+        rf"[^。；\n]{{0,8}}?"
+        rf"{_ZH_QUOTES}\s*(?:结尾|结束|收尾))?", _wrapped,
+        kind="quoted", example="全文用引号包裹。", counter="全文不要使用逗号。"),
     # a <<title>>
-    (r"double\s+ang(?:ul?ar|le)\s+brackets|<<\s*title\s*>>|\btitle\b[^.\n]{0,60}?<<|<<[^<>\n]{0,60}>>"
-     r"[^.\n]{0,30}?\btitle\b", _flag("title")),
-    (r"<<[^<>]*>>.{0,8}标题|标题.{0,12}(?:<<|双尖括号)|双尖括号.{0,8}标题", _flag("title")),
+    Phrasing(
+        r"double\s+ang(?:ul?ar|le)\s+brackets|<<\s*title\s*>>|\btitle\b[^.\n]{0,60}?<<"
+        r"|<<[^<>\n]{0,60}>>"
+        r"[^.\n]{0,30}?\btitle\b", flag("title"),
+        kind="title", example="Title format: <<Title>>.", counter="<<My Title>>."),
+    Phrasing(
+        r"<<[^<>]*>>.{0,8}标题|标题.{0,12}(?:<<|双尖括号)|双尖括号.{0,8}标题", flag("title"),
+        kind="title", example="标题用<<>>括起来。",
+        counter="整段 reply 用 inverted commas 括起来。"),
     # placeholders in square brackets
-    (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: _count(
-        "placeholder_count", "at least" if m.group("more") else relation_of(m.group("q") or ""),
-        to_int(m.group("n")))),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)"
-     r"(?!以上|以内|以下|之内)[^。；\n]{0,12}?占位符", lambda m: _count(
-         "placeholder_count", zh_relation_of(m.group("q") or ""), to_int(m.group("n")))),
+    Phrasing(
+        rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: count(
+           "placeholder_count", "at least" if m.group("more") else relation_of(m.group("q") or ""),
+           to_int(m.group("n"))),
+        kind="placeholder_count", example="2 placeholders", counter="2 commas"),
+    Phrasing(
+        rf"{ZH_START}{_ZH_Q}\s*(?:包含|使用|有|出现|设置)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处)"
+        r"(?!以上|以内|以下|之内)[^。；\n]{0,12}?占位符", lambda m: count(
+            "placeholder_count", zh_relation_of(m.group("q") or ""), to_int(m.group("n"))),
+        kind="placeholder_count", example="请留出两个占位符。",
+        counter="请用markdown突出两个重点。"),
     # "placeholders like [name] should appear at least twice"
-    (rf"\bplaceholders?\b[^.!?\n]{{0,40}}?\b(?:should|must|needs?\s+to|has\s+to|to)\s+(?:appear|be\s+"
-     rf"used|show\s+up|occur)\s+{_TIMES_EN}",
-     lambda m: _count("placeholder_count", times_relation(m), _times(m))),
+    Phrasing(
+        rf"\bplaceholders?\b[^.!?\n]{{0,40}}?\b(?:should|must|needs?\s+to|has\s+to|to)\s+(?:appear"
+        rf"|be\s+"
+        rf"used|show\s+up|occur)\s+{TIMES_EN}",
+        lambda m: count("placeholder_count", times_relation(m), times(m)),
+        kind="placeholder_count", example="Placeholders like [name] should appear at least twice.",
+        counter="Include at least 2 placeholders like [name] and [address]."),
     # brackets used for what varies: "a template with [brackets] for the variable parts"
-    (r"\b(?:with|use|using|include|including|leave|add)\s+(?:some\s+)?(?:\[[^\]\n]{1,30}\]|"
-     r"square[\s-]*brackets?)\s+(?:for|as|in\s+place\s+of|where)\b",
-     lambda m: _count("placeholder_count", "at least", 1)),
+    Phrasing(
+        r"\b(?:with|use|using|include|including|leave|add)\s+(?:some\s+)?(?:\[[^\]\n]{1,30}\]|"
+        r"square[\s-]*brackets?)\s+(?:for|as|in\s+place\s+of|where)\b",
+        lambda m: count("placeholder_count", "at least", 1),
+        kind="placeholder_count",
+        example="Make it a template with [brackets] for the variable parts.",
+        counter='Begin the release with the exact phrase "FOR IMMEDIATE RELEASE" and make it four '
+                "paragraphs long."),
     # placeholders with no count, shown by an example in brackets: "leave spots like [name]
     # for me to fill in", "use placeholders in square brackets", "用方括号留出需要填写的地方"
-    (r"\b(?:leave|use|include|add|put\s+in|insert|keep|with)\s+(?:some\s+|a\s+few\s+|"
-     rf"a\s+couple\s+of\s+)?(?:(?!{EN_NUMBER}\b|{_QUALIFIER_EN})[\w-]+\s+)?(?:spots?|blanks?|gaps?|"
-     r"slots?|fields?|placeholders?|spaces?)\s+(?:(?:like|such\s+as|e\.g\.,?|for\s+\w+\s+like)"
-     r"\s*\(?\[|(?:in|with)\s+(?:square\s+)?brackets\b)",
-     lambda m: _count("placeholder_count", "at least", 1)),
-    (r"(?:用|以)\s*(?:方括号|\[\s*\])\s*(?:留出|留下|留|标出|标注|表示)[^。；\n]{0,8}?(?:填写|填入|填)",
-     lambda m: _count("placeholder_count", "at least", 1)),
+    Phrasing(
+        r"\b(?:leave|use|include|add|put\s+in|insert|keep|with)\s+(?:some\s+|a\s+few\s+|"
+        rf"a\s+couple\s+of\s+)?(?:(?!{EN_NUMBER}\b|{QUALIFIER_EN})[\w-]+\s+)?(?:spots?|blanks?"
+        rf"|gaps?|"
+        r"slots?|fields?|placeholders?|spaces?)\s+(?:(?:like|such\s+as|e\.g\.,?|for\s+\w+\s+like)"
+        r"\s*\(?\[|(?:in|with)\s+(?:square\s+)?brackets\b)",
+        lambda m: count("placeholder_count", "at least", 1),
+        kind="placeholder_count",
+        example="Use placeholders in square brackets for the client's details.",
+        counter="Use at least 2 placeholders in square brackets, such as [name]."),
+    Phrasing(
+        r"(?:用|以)\s*(?:方括号|\[\s*\])\s*(?:留出|留下|留|标出|标注|表示)[^。；\n]{0,8}?(?:填写"
+        r"|填入|填)",
+        lambda m: count("placeholder_count", "at least", 1),
+        kind="placeholder_count", example="请用方括号留出需要填写的地方。",
+        counter="帮我写一个房屋租赁合同模板，需要填写的地方用方括号标出来，比如[房东姓名]、[月租金"
+                "]，至少五处。"),
     # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases"
-    (rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+|\([^()\n]{{1,30}}\)\s*)?(?:the\s+)?"
-     rf"{_QN}\s+(?:of\s+(?:the|your)\s+)?"
-     r"(?:[\w-]+\s+){0,3}?"
-     rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS})|(?P<any>[a-z][\w-]+))\b", _marked),
+    Phrasing(
+        rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+|\([^()\n]{{1,30}}\)\s*)?"
+        rf"(?:the\s+)?"
+        rf"{_QN}\s+(?:of\s+(?:the|your)\s+)?"
+        r"(?:[\w-]+\s+){0,3}?"
+        rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS})|(?P<any>[a-z][\w-]+))\b", _marked,
+        kind="highlight_count", example="Bold 3 个关键词 please。",
+        counter="用markdown加粗至少3个关键词。"),
     # a count of spans with their markup as an adjective: "2-3 bold phrases", "three
     # italicized sentences", "at least 4 bolded key terms"
     # ("3 bold ideas" are daring ones: "bold" needs a noun of text)
-    (rf"{_QN_RANGE}\s+(?:bolded|italic(?:i[sz]ed)?|highlighted|emphasi[sz]ed)\s+"
-     rf"(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS}|(?:key\s+)?(?:terms?|words?|facts?|"
-     r"names?|dates?|numbers?|figures?|takeaways?))\b", _marked, *_MARKUP_GATE),
-    (rf"{_QN_RANGE}\s+bold(?:face)?\s+(?:key\s+)?(?:{_NOUNS}|terms?|keywords?)\b", _marked,
-     *_MARKUP_GATE),
+    Phrasing(
+        rf"{_QN_RANGE}\s+(?:bolded|italic(?:i[sz]ed)?|highlighted|emphasi[sz]ed)\s+"
+        rf"(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS}|(?:key\s+)?(?:terms?|words?|facts?|"
+        r"names?|dates?|numbers?|figures?|takeaways?))\b", _marked, *_MARKUP_GATE,
+        kind="highlight_count", example="2 highlighted spans", counter="2 commas"),
+    Phrasing(
+        rf"{_QN_RANGE}\s+bold(?:face)?\s+(?:key\s+)?(?:{_NOUNS}|terms?|keywords?)\b", _marked,
+        *_MARKUP_GATE,
+        kind="highlight_count", example="Use 3 bold phrases.",
+        counter="Use bold text for at least 3 key phrases."),
     # "make the three most important facts stand out in bold"
-    (rf"\bmake\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,4}}?(?:stand\s+out|pop)\s+(?:in|with|using)\s+"
-     r"(?:markdown\s+)?(?:bold|italics?|markdown|asterisks)\b", _marked),
-    (rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
-     rf"markdown\s+(?:bold|italics?|highlighting|emphasis)|emphasis)(?:\s*\([^()\n]{{1,20}}\))?\s+"
-     rf"(?:for|on|to\s+(?:highlight|mark|"
-     rf"emphasi[sz]e))\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b",
-     _marked),
+    Phrasing(
+        rf"\bmake\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,4}}?(?:stand\s+out|pop)\s+(?:in|with"
+        rf"|using)\s+"
+        r"(?:markdown\s+)?(?:bold|italics?|markdown|asterisks)\b", _marked,
+        kind="highlight_count", example="Make the two key warnings stand out in bold.",
+        counter="Make the two most important ideas bold."),
+    Phrasing(
+        rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
+        rf"markdown\s+(?:bold|italics?|highlighting|emphasis)|emphasis)(?:\s*\([^()\n]{{1,20}}\))"
+        rf"?\s+"
+        rf"(?:for|on|to\s+(?:highlight|mark|"
+        rf"emphasi[sz]e))\s+(?:the\s+)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b",
+        _marked,
+        kind="highlight_count", example="Use bold text for at least 3 key phrases.",
+        counter="Bold text: at least 2 phrases."),
     # a labelled count: "Bold text: at least 2 phrases", "Highlights: 2 (markdown bold)"
-    (rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:bold(?:ed)?\s+(?:text|phrases|terms|words)|"
-     rf"highlighted\s+(?:sections|phrases|spans|parts)|(?P<soft>highlights|emphasis|italics))\s*"
-     rf"[:：]\s*{_QN_RANGE}\b", _marked),
+    Phrasing(
+        rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:bold(?:ed)?\s+(?:text|phrases|terms|words)|"
+        rf"highlighted\s+(?:sections|phrases|spans|parts)|(?P<soft>highlights|emphasis|italics))\s*"
+        rf"[:：]\s*{_QN_RANGE}\b", _marked,
+        kind="highlight_count", example="Bold text: at least 2 phrases.",
+        counter="Bold 2 phrases."),
     # "put at least three parts of your answer in bold", "marking 2 or more phrases in *italics*"
-    (rf"\b(?:put|set|make|write|format|mark|marking|putting|setting|wrap|wrapping)\s+(?:the\s+)?"
-     rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})(?:\s+of\s+(?:your|the)\s+(?:answer|"
-     r"response|reply|text))?\s+(?:in\s+)?(?:\*{0,2}bold\*{0,2}|\*{0,2}italics?\*{0,2}|boldface|"
-     r"(?:double\s+|single\s+)?asterisks)\b",
-     _marked),
+    Phrasing(
+        rf"\b(?:put|set|make|write|format|mark|marking|putting|setting|wrap|wrapping)\s+(?:the\s+)?"
+        rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})(?:\s+of\s+(?:your|the)\s+"
+        rf"(?:answer|"
+        r"response|reply|text))?\s+(?:in\s+)?(?:\*{0,2}bold\*{0,2}|\*{0,2}italics?\*{0,2}|boldface|"
+        r"(?:double\s+|single\s+)?asterisks)\b",
+        _marked,
+        kind="highlight_count", example="Put 2 key sentences in italics.",
+        counter="Write it in precisely 2 sentences."),
     # "at least 3 sections highlighted with markdown", "2 phrases in bold"
-    (rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+(?:(?:should|must|need\s+to)\s+"
-     r"be\s+|are\s+|is\s+)?(?:highlighted|bolded|italici[sz]ed|emphasi[sz]ed\s+(?:with|in|using)\s+"
-     r"(?:markdown|asterisks|bold|italics?)|in\s+(?:bold|italics?))\b", _marked),
+    Phrasing(
+        rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+(?:(?:should|must|need\s+to)"
+        rf"\s+"
+        r"be\s+|are\s+|is\s+)?(?:highlighted|bolded|italici[sz]ed|emphasi[sz]ed\s+(?:with|in"
+        r"|using)\s+"
+        r"(?:markdown|asterisks|bold|italics?)|in\s+(?:bold|italics?))\b", _marked,
+        kind="highlight_count", example="Highlight 2 phrases in bold.", counter="Bold 2 phrases."),
     # emphasis said in words, with markdown named: "emphasize at least 2 terms by wrapping them
     # in **double asterisks**"
-    (rf"\bemphasi[sz](?:e|ing)\s*(?:,\s*[^,.;\n]{{1,40}},\s*)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b",
-     _emphasized),
+    Phrasing(
+        rf"\bemphasi[sz](?:e|ing)\s*(?:,\s*[^,.;\n]{{1,40}},\s*)?{_QN}\s+(?:[\w-]+\s+){{0,2}}?"
+        rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS}))\b",
+        _emphasized,
+        kind="highlight_count", example="emphasising 4 or more phrases with asterisks",
+        counter="with 4 or more bullet points"),
     # "bold text should be used for at least 3 important dates"
-    (rf"\b(?:bold|italic|boldface)\s*(?:text|font|type|formatting)?\s+(?:should|must|needs?\s+to|"
-     rf"has\s+to|will)\s+be\s+used\s+(?:for|on)\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?[\w-]+", _marked),
+    Phrasing(
+        rf"\b(?:bold|italic|boldface)\s*(?:text|font|type|formatting)?\s+(?:should|must"
+        rf"|needs?\s+to|"
+        rf"has\s+to|will)\s+be\s+used\s+(?:for|on)\s+{_QN}\s+(?:[\w-]+\s+){{0,2}}?[\w-]+", _marked,
+        kind="highlight_count", example="Bold text should be used for at least 3 important dates.",
+        counter="Use bold text for at least 3 key phrases."),
     # "bold 至少两个 key terms"
-    (rf"\b{_HIGHLIGHT_VERBS}\s+{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个?\s*(?:(?:[\w-]+\s+){{0,2}}?"
-     rf"(?:{_NOUNS}|{_SOFT_NOUNS})|{_ZH_SPANS})", _marked),
+    Phrasing(
+        rf"\b{_HIGHLIGHT_VERBS}\s+{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*个?\s*(?:(?:[\w-]+\s+){{0,2}}?"
+        rf"(?:{_NOUNS}|{_SOFT_NOUNS})|{_ZH_SPANS})", _marked,
+        kind="highlight_count", example="Bold 3 个关键词 please。",
+        counter="用markdown加粗至少3个关键词。"),
     # "用markdown突出两个重点", "用星号标出至少三个关键词", "用 **bold** 标出 3 个 selling points"
-    (rf"(?:用|使用|以|采用)\s*(?:markdown\s*(?:的)?\s*)?{_MARKUP}\s*(?:格式)?\s*(?:来)?\s*(?:加粗|高亮|突出|"
-     rf"强调|标出|标注|标记|标明)(?:显示)?\s*(?:{_ZH_Q}|(?P<qe>{_QUALIFIER_EN}))\s*(?P<n>{ZH_NUMBER}|"
-     rf"{EN_NUMBER})\s*{_ZH_UNIT}", _marked),
+    Phrasing(
+        rf"(?:用|使用|以|采用)\s*(?:markdown\s*(?:的)?\s*)?{_MARKUP}\s*(?:格式)?\s*(?:来)?\s*"
+        rf"(?:加粗|高亮|突出|"
+        rf"强调|标出|标注|标记|标明)(?:显示)?\s*(?:{_ZH_Q}|(?P<qe>{QUALIFIER_EN}))\s*"
+        rf"(?P<n>{ZH_NUMBER}|"
+        rf"{EN_NUMBER})\s*{_ZH_UNIT}", _marked,
+        kind="highlight_count", example="用斜体强调至少一句话。",
+        counter="至少突出显示两个部分（用markdown的*斜体*）。"),
     # "至少 highlight 两处 with markdown"
-    (rf"{_ZH_START}{_ZH_Q}\s*{_HIGHLIGHT_VERBS}\s*(?P<n>{ZH_NUMBER})\s*(?P<soft>{_ZH_UNIT})"
-     rf"(?:\s*(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b|\s*{_ZH_SPANS})?", _marked),
+    Phrasing(
+        rf"{ZH_START}{_ZH_Q}\s*{_HIGHLIGHT_VERBS}\s*(?P<n>{ZH_NUMBER})\s*(?P<soft>{_ZH_UNIT})"
+        rf"(?:\s*(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b|\s*{_ZH_SPANS})?", _marked,
+        kind="highlight_count", example="最多 bold 三处 key points。",
+        counter="Bold the key terms."),
     # spans in markdown, no count: "highlight some key ideas using markdown", "bold key terms"
-    (rf"\b(?:highlight|emphasi[sz]e|stress|mark)\s+(?!(?:{_QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)"
-     r"[^.;!?\n]{1,50}?\s+(?:with|using|in)\s+(?:markdown|\*{0,2}bold\*{0,2}|italics|asterisks|"
-     r"\*{1,2}[^*\n]{1,20}\*{1,2})(?!\s+(?:headings?|headers?|lists?|tables?))", _uncounted),
+    Phrasing(
+        rf"\b(?:highlight|emphasi[sz]e|stress|mark)\s+(?!(?:{QUALIFIER_EN})\s)(?!{EN_NUMBER}\b)"
+        r"[^.;!?\n]{1,50}?\s+(?:with|using|in)\s+(?:markdown|\*{0,2}bold\*{0,2}|italics|asterisks|"
+        r"\*{1,2}[^*\n]{1,20}\*{1,2})(?!\s+(?:headings?|headers?|lists?|tables?))", _uncounted,
+        kind="highlight_count", example="Emphasize the main idea with italics.",
+        counter="Emphasize the benefits with examples."),
     # "put a few key words in **bold**"
-    (rf"\b(?:put|set|make|write|format|mark)\s+(?:a\s+few|some|several|the\s+key|key|important|"
-     rf"the\s+most\s+important|the\s+main)\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+"
-     r"(?:in\s+)?(?:\*{0,2}bold\*{0,2}|italics?|boldface)\b", _some_marked),
-    (rf"\b(?:use|using)\s+{_MARKUP}\s+to\s+(?:highlight|bold|emphasi[sz]e)\s+(?!(?:{_QUALIFIER_EN})"
-     rf"\s)(?!{EN_NUMBER}\b)", _some_marked),
-    (r"\b(?:bold|boldface)\s+(?:the\s+)?(?:key|important|main|core)\s+(?:points?|information|"
-     r"content|terms?|words?|phrases?|facts?|details?|ideas?|concepts?)\b|\b(?:key|important|"
-     r"main|core)\s+(?:points?|information|content|terms?|words?|phrases?|facts?|details?)\s+"
-     r"(?:should\s+be\s+|must\s+be\s+)?in\s+bold\b", _some_marked),
+    Phrasing(
+        rf"\b(?:put|set|make|write|format|mark)\s+(?:a\s+few|some|several|the\s+key|key|important|"
+        rf"the\s+most\s+important|the\s+main)\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\s+"
+        r"(?:in\s+)?(?:\*{0,2}bold\*{0,2}|italics?|boldface)\b", _some_marked,
+        kind="highlight_count", example="Put a few key words in **bold**.",
+        counter="Put 2 key sentences in italics."),
+    Phrasing(
+        rf"\b(?:use|using)\s+{_MARKUP}\s+to\s+(?:highlight|bold|emphasi[sz]e)\s+(?!"
+        rf"(?:{QUALIFIER_EN})"
+        rf"\s)(?!{EN_NUMBER}\b)", _some_marked,
+        kind="highlight_count", example="Use *asterisks* to highlight key points.",
+        counter="Use markdown to highlight at least two sections, e."),
+    Phrasing(
+        r"\b(?:bold|boldface)\s+(?:the\s+)?(?:key|important|main|core)\s+(?:points?|information|"
+        r"content|terms?|words?|phrases?|facts?|details?|ideas?|concepts?)\b|\b(?:key|important|"
+        r"main|core)\s+(?:points?|information|content|terms?|words?|phrases?|facts?|details?)\s+"
+        r"(?:should\s+be\s+|must\s+be\s+)?in\s+bold\b", _some_marked,
+        kind="highlight_count", example="Mark up at least 3 key phrases in bold.",
+        counter="Use bold text for at least 3 key phrases."),
     # "bold the thesis statement", "italicize the book titles": one thing set in markdown
-    (r"(?:^|(?<=[.;:!?,]\s)|(?<=\n))\s*(?:and\s+)?(?:bold|boldface|embolden|italici[sz]e)\s+(?:the|all|"
-     r"any|each|every|your)\s+(?!(?:whole|entire)\b)[a-z]+", _some_marked),
+    Phrasing(
+        r"(?:^|(?<=[.;:!?,]\s)|(?<=\n))\s*(?:and\s+)?(?:bold|boldface|embolden|italici[sz]e)\s+"
+        r"(?:the|all|"
+        r"any|each|every|your)\s+(?!(?:whole|entire)\b)[a-z]+", _some_marked,
+        kind="highlight_count",
+        example="use the vocabulary words 'compelling' and 'furthermore'; bold the thesis "
+                "statement.",
+        counter="Requirements: 4-6 paragraphs, at least 400 words, and use the vocabulary words "
+                "'compelling', 'furthermore', and 'consequently'."),
     # "用星号标出关键词": a markup named (not markdown alone, which may be headings), no count
-    (rf"(?:用|使用|以|采用)\s*(?:markdown\s*(?:的)?\s*)?(?!markdown){_MARKUP}\s*(?:格式)?\s*(?:来)?\s*"
-     rf"(?:标出|标注|标记|突出|强调)(?!\s*(?:{_ZH_AT_LEAST}|{_ZH_AT_MOST})?\s*(?:{ZH_NUMBER}|{EN_NUMBER}))",
-     _some_marked),
+    Phrasing(
+        rf"(?:用|使用|以|采用)\s*(?:markdown\s*(?:的)?\s*)?(?!markdown){_MARKUP}\s*(?:格式)?\s*"
+        rf"(?:来)?\s*"
+        rf"(?:标出|标注|标记|突出|强调)(?!\s*(?:{ZH_AT_LEAST}|{ZH_AT_MOST})?\s*(?:{ZH_NUMBER}"
+        rf"|{EN_NUMBER}))",
+        _some_marked,
+        kind="highlight_count", example="用星号标出关键词。",
+        counter="请用星号标出至少三个关键词，例如*气候*。"),
     # Chinese: "用markdown加粗至少3个关键词", "至少突出显示两个部分", "重点信息加粗"
-    (rf"{_ZH_MARK}(?:显示|标出|标注|强调)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)",
-     _marked),
-    (rf"{_ZH_MARK}(?:显示|标出|标注|强调)?[^。；\n]{{0,6}}?[，,]\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*"
-     r"(?:个|处|条)", _marked),
-    (rf"{_ZH_START}{_ZH_Q}\s*{_ZH_MARK}(?:显示|标出|标注)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)",
-     _marked),
-    (rf"{_ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)[^。；，,\n]{{0,10}}?(?:用|使用|以)?"
-     rf"(?:markdown)?{_ZH_MARK}", _marked),
-    (r"(?:重点|关键|重要|核心)(?:的)?(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应|必须)?"
-     r"(?:用|使用|以)?(?:加粗|粗体)", _some_marked),
+    Phrasing(
+        rf"{_ZH_MARK}(?:显示|标出|标注|强调)?\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)",
+        _marked,
+        kind="highlight_count", example="用斜体强调至少一句话。",
+        counter="用 markdown 斜体强调 at least 2 句话。"),
+    Phrasing(
+        rf"{_ZH_MARK}(?:显示|标出|标注|强调)?[^。；\n]{{0,6}}?[，,]\s*{_ZH_Q}\s*(?P<n>{ZH_NUMBER})"
+        rf"\s*"
+        r"(?:个|处|条)", _marked,
+        kind="highlight_count", example="把关键词加粗，至少三个。",
+        counter="用markdown加粗至少3个关键词。"),
+    Phrasing(
+        rf"{ZH_START}{_ZH_Q}\s*{_ZH_MARK}(?:显示|标出|标注)?\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条)",
+        _marked,
+        kind="highlight_count", example="请用粗体标注两处重要信息。",
+        counter="文中重要的概念请用粗体标出，至少4处。"),
+    Phrasing(
+        rf"{ZH_START}{_ZH_Q}\s*(?P<n>{ZH_NUMBER})\s*(?:个|处|条|句话?)[^。；，,\n]{{0,10}}?(?:用"
+        rf"|使用|以)?"
+        rf"(?:markdown)?{_ZH_MARK}", _marked,
+        kind="highlight_count", example="请将最重要的三句话加粗。", counter="给重要的内容加粗。"),
+    Phrasing(
+        r"(?:重点|关键|重要|核心)(?:的)?(?:信息|内容|词语?|句子?|数据|部分)?(?:需要|需|要|请|应"
+        r"|必须)?"
+        r"(?:用|使用|以)?(?:加粗|粗体)", _some_marked,
+        kind="highlight_count", example="关键数据请加粗。",
+        counter="用markdown加粗至少3个关键词。"),
 )
 
-RULES: tuple[tuple[Matcher, Build], ...] = compile_rules(_RULES, _I)
+# the placeholder noun family's rows (`families`), one (example, counter-example) per
+# structure
+_PLACEHOLDERS = noun_rows("placeholder_count", (
+    # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
+    # a limit; referred back to
+    ("请留出两个占位符。", "请用markdown突出两个重点。"),
+    ("Placeholders: at least 3, in [square brackets].",
+     "Include at least 3 placeholders in square brackets, like [name]."),
+    ("用方括号标出需要填写的内容，至少5处。", "请用方括号留出需要填写的地方。"),
+    ("写一个通用的活动邀请函模板，用方括号标出需要替换的内容（如[活动名称]），占位符不要超过5处。",
+     "写一份租房合同模板，用方括号标出需要填写的内容，至少5处，比如[租金]。"),
+    ("include placeholders in square brackets for the address and phone (exactly two)",
+     "The template shall contain between two and four placeholders in square brackets."),
+    ("Limit the placeholders to 3.", "Limit the placeholders to names."),
+    ("use square-bracket fields such as [client] and [amount], at least five of them.",
+     "use square-bracket fields for anything personal in the wedding speech, at least 3 of them"),
+))
+
+TABLES = (Table(_I, _PHRASINGS), _PLACEHOLDERS)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -1,0 +1,496 @@
+"""The ways a request names words its response must or must not use, in English and Chinese.
+
+English: a verb of using and its words ("include the keywords a, b and c", "mention 'X' at
+least 3 times", "work the word 'X' into the story"), whose polarity a negation before the verb
+turns ("do not use the words bark, woof, or puppy", "you are not allowed to use ...", "without
+using the word ..."); verbs that forbid by themselves ("avoid the words ...", "exclude ...");
+the word as a subject ("the word galaxy should appear at least 4 times", "the words 'x' and 'y'
+must not appear"); labelled lists ("Keywords: ...", "Banned words: ...").
+
+Chinese and mixed: a verb of using and the quoted words ("文中必须包含“绿色出行”这个词", "要提到
+“无尘”和“除臭”这两个卖点"), how often ("至少提到“…”三次", "“春天”一词要出现2次以上"), an unquoted
+list after a colon ("使用以下关键词：创新、协作、共赢", "关键词：数字化、转型"), hashtags ("带上
+#summer 和 #travel"), and the forbidden forms ("不得出现“第一”这个词", "禁止使用“最好”“第一”
+等词语").
+
+Words are quoted, or bare after a noun that names them ("the words happy or sad"), each a
+keyword or forbidden word of its own. A word the request asks about ("write about the word
+'never'", "what does 'X' mean"), quoted as an example, or that a character must avoid ("a game
+where players must avoid saying 'yes'"), quoted words that name parts ("包含“引言”“正文”两部分")
+and a Chinese verb negated before it are no keyword."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.shared import (
+    QUALIFIER_EN,
+    QUOTE_ITEM,
+    QUOTE_LIST,
+    TIMES_EN,
+    ZH_AT_LEAST,
+    ZH_AT_MOST,
+    ZH_START,
+    Build,
+    Matcher,
+    Phrasing,
+    Table,
+    count,
+    quoted_words,
+    relation_of,
+    rules_of,
+    times,
+    times_relation,
+    zh_relation_of,
+)
+
+_I = re.I | re.S
+# words that end a bare list or cannot be a bare word: "the words happy or sad in the response"
+_STOP = (r"(?:and|or|nor|in|into|to|at|on|of|for|from|with|within|throughout|anywhere|when|"
+         r"while|as|the|a|an|your|my|this|that|these|those|response|answer|reply|text|times?|once|"
+         r"twice|thrice|least|most|more|less|fewer|than|please|so|because|since|if|but|then|also|"
+         r"again|even|any|all|each|every|exactly|no|not|is|are|be|should|must|will|can|may|"
+         r"appear|appears|used|whatsoever|either|neither|only|etc|you|i|we|they|he|she|it|them|"
+         r"us|me|their|our|his|her|its|which|who|whose|following|like|such|about|more)")
+_BARE_WORD = rf"(?!{_STOP}\b)[A-Za-z0-9][\w'’-]*"
+_BARE_ITEM = rf"{_BARE_WORD}(?:\s+{_BARE_WORD})?"
+# after a bare list: the end of the sentence or a word that cannot belong to the list
+_BARE_END = (r"(?=\s*(?:[.,;:!?)\n。，；！？）]|$)|\s+(?:in|into|to|at|anywhere|throughout|within|"
+             rf"when|while|please|so|because|from|more|less|fewer|exactly|{EN_NUMBER}\b"
+             rf"|{QUALIFIER_EN}|"
+             r"once|twice|thrice|should|must|may|can|will|is|are|appears?|occurs?|shows?|be|"
+             r"anymore|at\s+all|whatsoever|ever)\b)")
+_BARE_LIST = (rf"{_BARE_ITEM}(?:(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+)"
+              rf"{_BARE_ITEM}){{0,9}}{_BARE_END}")
+_BARE_ONE = rf"{_BARE_WORD}{_BARE_END}"
+_NOUN = (r"(?:(?:vocabulary|spelling|target|bonus|required|given|listed)\s+)?(?:key\s*)?(?:words?|"
+         r"terms?|phrases?|keywords?|expressions?|slogan|tagline|catchphrase|motto|hashtags?)\b")
+_USE = (r"(?:use|using|uses|include|including|includes|mention|mentioning|mentions|say|saying|"
+        r"write|writing|repeat|incorporate|incorporating|contain|containing|contains|feature|"
+        r"featuring|work|weave|slip|fit|insert|add|put|employ|utili[sz]e|integrate|have|has|"
+        r"state|drop|get|bring|sprinkle|name|reference|cite|(?:throw|toss|sneak|slip|drop|"
+        r"work|fit)\s+in)")
+# a negation before the verb, in the same clause: "do not", "you are not allowed to", "never"
+_NEGATED = re.compile(
+    r"\b(?:not(?!\s+(?:only|just|forget))|never(?!\s+forget)|no(?!\s+(?:more|less|fewer|longer|"
+    r"later|matter|sooner))|without|cannot|avoid(?:ing)?|refrain(?:ing)?\s+from|forbidden\s+to|"
+    r"prohibited\s+from|banned\s+from|instead\s+of)\b[^.;!?\n]{0,40}$"
+    r"|(?:n['’]t|\b(?:dont|doesnt|cant|wont|shouldnt|mustnt|didnt))(?!\s+forget)\s+"
+    r"(?:\w+\s+){0,4}$",
+    re.I)
+_CLAUSE_CUT = re.compile(r"[.;!?\n]|\b(?:and|but|then|also|while|so)\b(?!\s+(?:not|never))",
+                         re.I)
+# someone other than the writer who must use or avoid the word: "players must avoid saying"
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:players?|characters?|people|someone|somebody|everyone|nobody|kids|children|"
+    r"students|users|customers|he|she|they|the\s+(?:hero|villain|narrator|character|player|"
+    r"speaker|protagonist))\b[^.;!?\n]*$", re.I)
+
+
+def _clause_before(m: re.Match[str]) -> str:
+    """The words of the match's clause before it: from the last sentence end or conjunction."""
+    before = m.string[max(0, m.start() - 80):m.start()]
+    cuts = list(_CLAUSE_CUT.finditer(before))
+    return before[cuts[-1].end():] if cuts else before
+
+
+def _words_of(m: re.Match[str]) -> list[str]:
+    groups = m.groupdict()
+    if groups.get("words"):
+        return quoted_words(groups["words"])
+    bare = groups.get("bare") or ""
+    return [w.strip() for w in re.split(r"\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+",
+                                        bare) if w.strip()]
+
+
+def _used(polarity: str) -> Build:
+    """Each word must appear (as often as the request says, once if it says nothing), or must
+    not; a negation before the verb turns "use" into "must not use"."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        clause = _clause_before(m)
+        if _SOMEONE_ELSE.search(clause):
+            return []
+        negated = polarity == "forbid" or polarity == "use" and bool(_NEGATED.search(clause)) \
+            or bool(m.groupdict().get("neg"))
+        words = _words_of(m)
+        if negated:
+            return [("forbidden_word", {"word": w}) for w in words]
+        n = times(m) if "t" in m.groupdict() else None
+        relation = times_relation(m) if n is not None else "at least"
+        return [check for w in words for check in count("keyword", relation, n or 1, word=w)]
+    return build
+
+
+def _instances(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """"at least 3 instances of the word X": the count comes before the word."""
+    qualifier = m.group("q") or ""
+    relation = times_relation(m) if qualifier else "exactly"
+    return [check for w in _words_of(m)
+            for check in count("keyword", relation, to_int(m.group("n")), word=w)]
+
+
+def _not_over(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A negated bound on how often a word appears: "'x' doesn't appear more than twice" is at
+    most 2, "not fewer than 3 times" at least 3."""
+    relation = {"more than": "at most", "less than": "at least"}.get(times_relation(m))
+    n = times(m)
+    return [check for w in _words_of(m) for check in count("keyword", relation, n, word=w)] \
+        if relation else []
+
+
+def _second(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A word and its count after a first one's in the same sentence ("'cinnamon' appears at
+    least once and 'nutmeg' at least twice"): a keyword when the first was one."""
+    if not _FIRST_COUNTED.search(m.string, max(0, m.start() - 60), m.start()):
+        return []
+    return _used("use")(m)
+
+
+def _second_bound(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    if _NEGATED.search(_clause_before(m)):
+        return []
+    return [check for w in _words_of(m) for check in count(
+        "keyword", relation_of(m.group("q2")), to_int(m.group("n2")), word=w)]
+
+
+_TIMES = rf"(?:\s*,?\s+(?:in\s+(?:your|the)\s+\w+\s+)?{TIMES_EN})?"
+_APPEAR = (r"(?:appear(?:s|ing)?|occurs?|shows?\s+up|(?:be|is|are)\s+(?:used|included|mentioned|"
+           r"present|repeated)|"
+           r"features?|comes?\s+up|(?:be|is|are)\s+in\s+(?:there|it|(?:your|the)\s+\w+))")
+_MODAL = r"(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|ought\s+to|will|shall|to|can|may)"
+# a bare word after "the" names a thing, not a word, when it is one of these
+_SOME = r"(?:same|other|different|following|word|words|phrase|term|name|letter|one)\b"
+# "should both show up", "all need to appear"
+_ALL = r"(?:(?:both|all|each|also)\s+)?"
+
+# the first word of two and its count: "'cinnamon' appears at least once"
+_FIRST_COUNTED = re.compile(
+    rf"(?:{_APPEAR}|\b(?:use|mention|include|say|repeat)\b[^.;!?\n]{{1,40}}?)\s+{TIMES_EN}\s*$",
+    re.I)
+
+_PHRASINGS: tuple[Phrasing, ...] = (
+    # a verb of using and its words: "include the keywords a, b and c", "use the word love
+    # fewer than 3 times", "mention 'blockchain' at least 3 times", "don't say 'awesome'"
+    Phrasing(
+        rf"\b{_USE}(?:\s+in)?\s+(?:(?:each|all|both|any)\s+of\s+)?(?:the\s+|these\s+|those\s+"
+        rf"|this\s+|"
+        rf"following\s+)*(?:following\s+)?{_NOUN}\s*:?\s*[\[(]?\s*(?P<words>{QUOTE_LIST})"
+        rf"{_TIMES}", _used("use"),
+        kind="keyword", example='use the word "blue"', counter="Never use the word 'basically'."),
+    Phrasing(
+        rf"\b{_USE}(?:\s+in)?\s+(?:the\s+|these\s+|following\s+)*{_NOUN}\s*:?\s*\(?\s*"
+        rf"(?P<bare>{_BARE_LIST})"
+        rf"(?:\s+in\s+(?:your|the)\s+(?:entire\s+)?\w+)?{_TIMES}", _used("use"),
+        kind="forbidden_word", example="Avoid using the words fun and easy.",
+        counter="avoid the words 'very' and 'really'."),
+    Phrasing(
+        rf"\b{_USE}\s+(?:each|all|every\s+one|both)\s+of\s+(?:these|the\s+following)\s+{_NOUN}\s*"
+        rf"(?:{TIMES_EN}\s*)?:\s*(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))",
+        _used("use"),
+        kind="keyword", example="Use each of these words at least once: ocean, drift, salt.",
+        counter="Include the words 'north' and 'south' at least once each."),
+    Phrasing(
+        rf"\b(?:use|using|mention|mentioning|include|including|repeat|repeating|say|saying|write|"
+        rf"feature|featuring|name)\s+(?P<words>{QUOTE_LIST})\s*,?"
+        rf"\s+{TIMES_EN}", _used("use"),
+        kind="keyword", example="Use 'momentum' 4+ times.", counter="Use 4 sections."),
+    Phrasing(
+        rf"\b(?:use|using|mention|mentioning|say|saying|repeat|repeating)\s+(?:the\s+(?!{_SOME}))?"
+        rf"(?P<bare>{_BARE_ITEM})\s+(?:like\s+)?{TIMES_EN}", _used("use"),
+        kind="keyword", example="Mention Berlin 3+ times.",
+        counter="Mention 'quantum' no fewer than 3 times."),
+    Phrasing(
+        rf"\b(?:use|mention|include|say|write|name|reference|cite|feature|incorporate|drop|"
+        rf"(?:work|weave|slip|throw)\s+in)\s+(?P<words>{QUOTE_LIST})\s+(?:somewhere\s+)?"
+        r"(?:in|into|throughout|within)\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:response|"
+        r"answer|reply|text|story|poem|essay|post|email|letter|piece)\b", _used("use"),
+        kind="keyword", example="Reference 'Agile' in your answer.", counter="answer in French"),
+    Phrasing(
+        rf"(?P<neg>\b(?:do\s+not|don['’]?t|never|(?:must|should|may|can|will|shall)\s*(?:not"
+        rf"|never)|"
+        rf"mustn['’]?t|shouldn['’]?t|cannot|can['’]?t|won['’]?t|please\s+don['’]?t))\s+(?:ever\s+)?"
+        rf"(?:use|say|write|mention|include|contain|feature|have)\s+(?:the\s+{_NOUN}\s*)?"
+        rf"(?P<words>{QUOTE_LIST})", _used("use"),
+        kind="forbidden_word", example='Do not use the word "car".', counter='use the word "blue"'),
+    # keeping words out: "keep the word 'guarantee' out of it", "without the word 'very'",
+    # "don't let the word 'basically' appear"
+    Phrasing(
+        rf"\b(?:keep|leave)\s+(?:the\s+{_NOUN}\s*)?(?P<words>{QUOTE_LIST})\s+out\b",
+        _used("forbid"),
+        kind="forbidden_word", example="Keep 'honestly' out of the reply.",
+        counter='The very first words of your reply must be "Honestly".'),
+    Phrasing(
+        rf"\bwithout\s+(?:any\s+)?(?:the\s+)?{_NOUN}\s*(?P<words>{QUOTE_LIST})", _used("forbid"),
+        kind="forbidden_word", example='without the word "river"',
+        counter='using the word "river"'),
+    Phrasing(
+        rf"\bwithout\s+(?:ever\s+)?(?:writing|using|saying|mentioning|including)\s+"
+        rf"(?:the\s+{_NOUN}\s*)?"
+        rf"(?P<words>{QUOTE_LIST})", _used("forbid"),
+        kind="forbidden_word", example='Without ever writing "river",',
+        counter='without the word "river"'),
+    Phrasing(
+        rf"\b(?:do\s+not|don['’]?t|never)\s+let\s+(?:the\s+{_NOUN}\s*)?(?P<words>{QUOTE_LIST})\s+"
+        r"(?:appear|show\s+up|slip\s+in|sneak\s+in|in)\b", _used("forbid"),
+        kind="forbidden_word", example="Don't let the word 'basically' slip in.",
+        counter="Please don’t use the word 'honestly'."),
+    Phrasing(
+        rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
+        rf"(?P<words>{QUOTE_LIST})", _used("forbid"),
+        kind="forbidden_word", example="No using 'basically' or 'literally'.",
+        counter="No using slang."),
+    # verbs that forbid by themselves: "avoid the words 'very' and 'really'", "exclude ..."
+    Phrasing(
+        rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban|skip|steer\s+clear\s+of|"
+        rf"refrain\s+from|stay\s+away\s+from|leave\s+out|cut\s+out|keep\s+out|eliminate|"
+        rf"do\s+without|stay\s+clear\s+of)\s+(?:(?:using|saying|mentioning|writing|including|"
+        rf"the\s+use\s+of)\s+)?(?:(?:the|any|these|all)\s+(?:of\s+the\s+)?)?(?:{_NOUN}\s*:?\s*"
+        r"(?:(?:like|such\s+as)\s+)?)?"
+        rf"(?P<words>{QUOTE_LIST})", _used("forbid"),
+        kind="forbidden_word", example="Avoid saying 'just'.", counter="Avoid jargon."),
+    Phrasing(
+        rf"\b(?:avoid(?:ing)?|exclude|excluding|omit|omitting|ban)\s+(?:(?:using|saying|mentioning|"
+        rf"writing)\s+)?(?:(?:the|any|these)\s+)?{_NOUN}\s*:?\s*(?P<bare>{_BARE_LIST})",
+        _used("forbid"),
+        kind="forbidden_word", example="Avoid using the words fun and easy.",
+        counter="avoid the words 'very' and 'really'."),
+    # the word as a subject: "the word galaxy should appear at least 4 times", "the words 'x'
+    # and 'y' must not appear", "'x' is banned"
+    Phrasing(
+        rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+"
+        rf"(?:{_MODAL}\s+)?"
+        rf"(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)\s+\w+\s+)?{TIMES_EN}", _used("use"),
+        kind="keyword", example="The word galaxy should appear at least 4 times.",
+        counter="The letter 'k' should be used at least 4 times."),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s+(?:{_MODAL}\s+)?(?:only\s+)?{_APPEAR}\s+(?:in\s+(?:your|the)"
+        rf"\s+"
+        rf"\w+\s+)?{TIMES_EN}", _used("use"),
+        kind="keyword", example="'name' appears 2 times", counter="2 commas"),
+    # with no count: "the words 'harbor' and 'lantern' should both show up", "the keywords AI
+    # and ethics are present"
+    Phrasing(
+        rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))\s+{_ALL}"
+        rf"(?:{_MODAL}\s+)?{_ALL}(?:only\s+)?{_APPEAR}\b", _used("use"),
+        kind="keyword", example='The word "river" must appear in your reply.',
+        counter='The word "river" must not appear anywhere.'),
+    # a second bound on the same word: "use the word 'sun' at least twice but no more than 4
+    # times" (the two merge into one range)
+    Phrasing(
+        rf"(?P<words>{QUOTE_ITEM})[^.;!?\n]{{0,40}}?\b{TIMES_EN}\s*,?\s+(?:but|and)\s+"
+        rf"(?P<q2>{QUALIFIER_EN})\s+(?P<n2>{EN_NUMBER})\s+times\b", _second_bound,
+        kind="keyword", example='Use the word "sun" at least twice but no more than 4 times.',
+        counter="Use the word 'but' no more than once."),
+    # a second word and its count after the first: "... at least once and 'nutmeg' at least
+    # twice"
+    Phrasing(
+        rf"\band\s+(?P<words>{QUOTE_ITEM})\s+{TIMES_EN}", _second,
+        kind="keyword", example="Use 'sun' at least twice and 'moon' at most once.",
+        counter='Use the words "sun" and "moon" at least twice.'),
+    Phrasing(
+        rf"\b(?:the\s+)?{_NOUN}\s+(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_ONE}))\s+(?:(?:should|"
+        r"must|may|can|is\s+to|are\s+to)\s*(?:not|n['’]t)|(?:does|do)\s*(?:not|n['’]t)|never)\s+"
+        r"(?:ever\s+)?"
+        rf"(?:{_APPEAR}|be\s+(?:said|written|mentioned|included|present))", _used("forbid"),
+        kind="forbidden_word", example='The word "river" must not appear anywhere.',
+        counter='The word "river" must appear in your reply.'),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s+(?:(?:should|must|may|can|will|shall|does|do)\s*(?:not"
+        rf"|n['’]?t)|"
+        r"doesnt|dont|never|won['’]?t)\s+(?:ever\s+)?(?:appear|show\s+up|come\s+up|occur"
+        r"|be\s+used)\s+"
+        rf"{TIMES_EN}", _not_over,
+        kind="keyword", example="The letter 'q' must not appear more than 3 times.",
+        counter='Use the letter "q" no more than 2 times.'),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s+(?:(?:should|must|may|can|will|shall|does|do)\s*(?:not"
+        rf"|n['’]?t)|"
+        r"doesnt|dont|never|won['’]?t)\s+(?:ever\s+)?(?:appear|show\s+up|come\s+up|occur|be\s+"
+        r"(?:used|"
+        r"said|written|mentioned|included))\b(?!\s+(?:more|less|fewer|over|under|at\s+(?:most"
+        r"|least)|"
+        r"\d|once|twice))", _used("forbid"),
+        kind="forbidden_word", example='The word "river" must not appear anywhere.',
+        counter='The word "river" must appear in your reply.'),
+    Phrasing(
+        rf"(?:\b(?:the\s+)?{_NOUN}\s+)?(?P<words>{QUOTE_LIST})\s+(?:is|are)\s+(?:strictly\s+)?"
+        r"(?:forbidden|banned|not\s+allowed|prohibited|off[\s-]limits|taboo|not\s+permitted)",
+        _used("forbid"),
+        kind="forbidden_word", example="The word 'literally' is strictly forbidden.",
+        counter="The word 'literally' is overused."),
+    # "at least 3 instances of the word 'X'"
+    Phrasing(
+        rf"(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:instances|occurrences|mentions|"
+        rf"uses|repetitions)\s+of\s+(?:the\s+)?(?:{_NOUN}\s+)?(?:(?P<words>{QUOTE_LIST})|"
+        rf"(?P<bare>{_BARE_ONE}))", _instances,
+        kind="keyword",
+        example="Add at least 1 uses of the word 'leaf' (this very word, not another form of it).",
+        counter='Include the word "leaf" at least 2 times.'),
+    # labelled lists: "Keywords: a, b", "Banned words: 'x', 'y'"
+    Phrasing(
+        rf"(?:^|(?<=[,，;；。.]))\s*(?:[-*•]\s*)?(?:required\s+)?(?:key\s*words?|keywords?"
+        rf"|must-use\s+"
+        rf"words)\s*(?:to\s+(?:include|use)\s*|\([^()\n]{{1,30}}\)\s*)?(?:[:：]|\s[-–—])\s*(?:"
+        rf"(?P<words>{QUOTE_LIST})|"
+        rf"(?P<bare>{_BARE_LIST}))", _used("use"),
+        kind="keyword", example="Keywords to include - budget, timeline.",
+        counter='Make sure to include the words "budget" and "timeline".'),
+    Phrasing(
+        rf"\b(?:forbidden|banned|prohibited|taboo|excluded|off-limits|blacklisted)"
+        rf"\s+{_NOUN}\s*[:：]"
+        rf"\s*(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid"),
+        kind="forbidden_word", example="Banned words: 'delve', 'tapestry'.",
+        counter="Max 60 words."),
+    # "Words to avoid: 'cheap', 'deal'", "Do not use: 'x', 'y'"
+    Phrasing(
+        rf"\b(?:{_NOUN}\s+(?:to\s+(?:avoid|exclude|leave\s+out|skip|omit|steer\s+clear\s+of)|"
+        rf"(?:you\s+)?"
+        r"(?:must|should|can|may)\s*(?:not|n['’]?t)\s+use|not\s+to\s+use|that\s+are\s+(?:banned|"
+        r"forbidden|off[\s-]limits))|(?:do\s+not|don['’]?t|never)\s+use)\s*[:：]\s*(?:"
+        rf"(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid"),
+        kind="forbidden_word", example="Words to avoid: 'cheap', 'deal'.",
+        counter='Avoid the words "cheap", "free" and "bargain".'),
+)
+
+
+# --- Chinese, and Chinese mixed with English
+
+_ZH_NEGATION = (r"(?:不要|不能|不得|禁止|避免|不可|切勿|请勿|严禁|不允许|不准|不许|勿|切忌|杜绝|"
+                r"不应|不宜|别)")
+_ZH_NEGATED = re.compile(rf"{_ZH_NEGATION}\s*$")
+_ZH_NOUN = r"(?:关键词|关键字|词语|词汇|字眼|词组|短语|这个词|一词|等词|这些词|词)"
+_ZH_Q = rf"(?:{ZH_AT_LEAST}|{ZH_AT_MOST})"
+_ZH_USE = (r"(?:包含|包括|使用|出现|提到|提及|融入|带有|含有|加入|嵌入|植入|用到|写入|写到|写进|"
+           r"涵盖|体现|带上|用上|放入|mention|include)")
+_ZH_MUST = r"(?:要|需|需要|必须|应|应该|应当|得|务必|一定要|请)?"
+# after the words: what they are ("这个词", "这两个卖点"), or a count of parts they name
+_ZH_WHAT = (r"(?:这个词|一词|这个关键词|等词|这几个词|(?:这|等)?(?:[两三四五六几]|\d)?个?"
+               r"(?:词|关键词|"
+            r"卖点|概念|短语|说法|字眼|元素))")
+_ZH_PARTS_AFTER = re.compile(r"\s*(?:等|这)?[两三四五六七八九十几\d]*个?"
+                             r"(?:部分|板块|章节|环节|模块|方面|栏目|段|节)")
+# how often, said after the words: "出现2次以上", "，次数不少于两次"
+_ZH_TIMES = (rf"(?:\s*[，,]?\s*(?:次数|出现次数|出现的次数)?\s*{_ZH_MUST}\s*(?P<q>{_ZH_Q})?\s*"
+             rf"(?:出现|提到|提及|使用)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次"
+             rf"(?P<post>以上)?)?")
+_ZH_LIST_NOUN = r"(?:关键词|关键字|词语|词汇)"
+# an unquoted word of a list after a colon
+_ZH_ITEM = r"[\u4e00-\u9fffA-Za-z0-9]{1,12}"
+_ZH_BARE_LIST = (rf"(?P<bare>{_ZH_ITEM}(?:\s*[、，,/]\s*{_ZH_ITEM}|\s*(?:和|及|与)\s*{_ZH_ITEM})"
+                    r"{0,9})"
+                 r"(?=\s*(?:[。；;！!（()）\n]|$))")
+
+
+def _zh_words(m: re.Match[str]) -> list[str]:
+    groups = m.groupdict()
+    if groups.get("words"):
+        return quoted_words(groups["words"])
+    bare = groups.get("bare") or ""
+    if re.search(r"[、，,/]", bare):
+        return [w for w in re.split(r"\s*[、，,/]\s*", bare) if w]
+    parts = re.split(r"\s*(?:和|及|与)\s*", bare)
+    # "和" inside a word ("碳中和") is no separator: split only into words of two or more
+    return parts if all(len(w) >= 2 for w in parts) else [bare]
+
+
+def _zh_used(polarity: str) -> Build:
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        words = _zh_words(m)
+        if polarity == "use" and _ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start()):
+            return []
+        if polarity == "forbid":
+            return [("forbidden_word", {"word": w}) for w in words]
+        if m.groupdict().get("words") and _ZH_PARTS_AFTER.match(m.string, m.end("words")):
+            return []
+        groups = m.groupdict()
+        n = to_int(groups["n"]) if groups.get("n") else None
+        qualifier = groups.get("q") or groups.get("q2") or ""
+        relation = ("at least" if groups.get("post") else zh_relation_of(qualifier)) if n \
+            else "at least"
+        return [check for w in words for check in count("keyword", relation, n or 1, word=w)]
+    return build
+
+
+def _tags(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Hashtags to use, each a keyword; none when the verb is negated."""
+    if _ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start()) \
+            or re.search(r"\b(?:not?|never|don['’]?t)\s+$",
+                         m.string[max(0, m.start() - 12):m.start()], re.I):
+        return []
+    return [check for tag in re.findall(r"#[A-Za-z][\w-]*", m.group("tags"))
+            for check in count("keyword", "at least", 1, word=tag)]
+
+
+_ZH_PHRASINGS: tuple[Phrasing, ...] = (
+    # "包含关键词“a”“b”", "文中需要提到“a”和“b”两个关键词", "'a''b'等关键词"
+    Phrasing(
+        rf"{_ZH_USE}(?:以下|如下)?(?:{_ZH_NOUN})[：:]?\s*(?P<words>{QUOTE_LIST})(?:\s*(?:这个词"
+        rf"|一词|"
+        rf"等词)?\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次)?",
+        _zh_used("use"),
+        kind="keyword", example="文章中必须包含关键词“环保”。",
+        counter="必须包含以下关键词（碳达峰、碳中和）。"),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s*等?(?:关键词|关键字)", _zh_used("use"),
+        kind="keyword", example="适当植入'闺蜜搭配''品质生活'等关键词。",
+        counter="0 times '品质生活'"),
+    # a verb of using and the words: "必须包含“绿色出行”这个词", "务必提及“碳中和”，次数不少于两次"
+    Phrasing(
+        rf"{_ZH_USE}\s*(?P<words>{QUOTE_LIST})\s*{_ZH_WHAT}?{_ZH_TIMES}", _zh_used("use"),
+        kind="keyword", example="至少提到“AI”三次。", counter="Make sure 'AI' 出现至少三次。"),
+    # the words as the subject: "“春天”一词要出现2次以上", "“AI”在文中至少出现三次"
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词|这几个词)?\s*{_ZH_MUST}\s*"
+        rf"(?:在[^。；\n]{{0,8}}中)?\s*{_ZH_MUST}\s*(?P<q>{_ZH_Q})?\s*{_ZH_MUST}\s*出现\s*"
+        rf"(?P<q2>{_ZH_Q})?\s*"
+        rf"(?P<n>{ZH_NUMBER})\s*次(?P<post>以上)?", _zh_used("use"),
+        kind="keyword", example="“创新”一词至少出现3次。", counter="全大写的单词至少出现3次。"),
+    Phrasing(
+        rf"{ZH_START}(?P<q>{_ZH_Q})\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<words>{QUOTE_LIST})"
+        rf"\s*"
+        rf"(?:这个词|一词)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use"),
+        kind="keyword", example="至少提到“AI”三次。", counter="Make sure 'AI' 出现至少三次。"),
+    Phrasing(
+        rf"{ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*"
+        rf"(?P<n>{ZH_NUMBER})\s*次\s*(?P<words>{QUOTE_LIST})", _zh_used("use"),
+        kind="keyword", example="文中至少使用两次“数字化”这个词。",
+        counter="回答中要使用“可持续”这个词至少两次。"),
+    # an unquoted list after a colon: "使用以下关键词：创新、协作、共赢", "关键词：数字化、转型"
+    Phrasing(
+        rf"(?:{_ZH_USE}\s*)?(?:以下|如下)?{_ZH_LIST_NOUN}\s*[：:]\s*{_ZH_BARE_LIST}",
+        _zh_used("use"),
+        kind="keyword", example="关键词：创新和发展", counter="文中须体现“高质量发展”这一关键词。"),
+    Phrasing(
+        rf"(?:{_ZH_USE}\s*)?(?:以下|如下)?{_ZH_LIST_NOUN}\s*[（(]\s*{_ZH_BARE_LIST}\s*[）)]"
+        rf"(?!\s*[：:])",
+        _zh_used("use"),
+        kind="keyword", example="必须包含以下关键词（碳达峰、碳中和）。",
+        counter="文章中必须包含关键词“环保”。"),
+    # hashtags with no quotes: "带上 #summer 和 #travel 两个 hashtag"
+    Phrasing(
+        rf"(?<!结尾)(?<!末尾)(?<!最后)(?<!文末)(?:{_ZH_USE}|带上|\b(?:use|include|add)\b)\s*"
+        rf"(?:the\s+)?"
+        r"(?:hashtags?\s+)?(?P<tags>#[A-Za-z][\w-]*(?:\s*(?:和|及|、|,|，|and|&)"
+        r"\s*#[A-Za-z][\w-]*)*)",
+        _tags,
+        kind="keyword", example="帮我写个 caption，英文，带上 #summer 和 #travel 两个 hashtag。",
+        counter="帮我写个朋友圈文案 带上“周末”这个词"),
+    # forbidden: "不得出现“第一”这个词", "禁止使用“最好”“第一”等词语"
+    Phrasing(
+        rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})"
+        rf"?[：:]?\s*"
+        rf"(?P<words>{QUOTE_LIST})", _zh_used("forbid"),
+        kind="forbidden_word", example="不要提到“价格”。", counter="文风要求温暖质朴但不失格调。"),
+    Phrasing(
+        rf"(?P<words>{QUOTE_LIST})\s*(?:等|这个|这些)?(?:{_ZH_NOUN})?\s*(?:不得|不能|不要|不可"
+        rf"|禁止|"
+        r"严禁|不允许|不应)(?:出现|使用)", _zh_used("forbid"),
+        kind="forbidden_word", example="“最好”“第一”等词语不得出现。",
+        counter="“最好”“第一”等词语可以出现。"),
+)
+
+TABLES = (Table(_I | re.M, _PHRASINGS), Table(_I | re.M, _ZH_PHRASINGS))
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -1,0 +1,335 @@
+"""Counts of the response's parts: paragraphs, sentences, sections and headings ("in 3
+paragraphs", "3 sentences or fewer", "between 3 and 5 sections", "a two-sentence note",
+"limit your answer to 3 sentences", "Four paragraphs, separated by ***", "4 parts, each
+beginning with 'PART X'", "4 sections, each with a ## heading", "分为三个部分", "用三句话",
+"分4-5个自然段", "包含至少3个二级标题"); with them the counts of other units named the same way
+("in 5 bullet points", "2 highlighted sections", "3 placeholders"), and the rows of the
+heading and paragraph noun families (`families`).
+
+A count per part ("a one-sentence caption for each photo") or of a form named as a topic
+("the structure of a 5-paragraph essay") is no check."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.families import noun_rows
+from rubrics.checks.phrasings.shared import (
+    DASH,
+    EN_N,
+    FILED_UNDER,
+    NOT_RANGE_EN,
+    PART_ADJECTIVE_EN,
+    QUALIFIER_EN,
+    UNIT_EN,
+    UNITS_GATE,
+    ZH_AT_LEAST,
+    ZH_AT_MOST,
+    ZH_LESS_THAN,
+    ZH_MORE_THAN,
+    ZH_N,
+    Build,
+    Matcher,
+    Phrasing,
+    Table,
+    count,
+    numbers_of,
+    relation_of,
+    rules_of,
+    unit_extra,
+    unit_kind,
+    zh_relation_of,
+)
+
+_FLAGS = re.I | re.S
+_ZH_UNITS = {"段": "paragraph_count", "个段落": "paragraph_count", "段落": "paragraph_count",
+             "个自然段": "paragraph_count", "自然段": "paragraph_count",
+             "个部分": "section_count", "部分": "section_count", "个章节": "section_count",
+             "章": "section_count", "个小标题": "heading_count", "句话": "sentence_count",
+             "个板块": "section_count", "大板块": "section_count",
+             "句": "sentence_count"}
+
+
+def _zh_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    kind = _ZH_UNITS[m.group(2)]
+    extra: dict[str, Any] = {"divider": None} if kind == "paragraph_count" else (
+        {"marker": None} if kind == "section_count" else {})
+    return count(kind, "exactly", to_int(m.group(1)), **extra)
+
+
+# "分" as "divide into" ("分4-5个自然段"), not inside 部分, 满分, 评分, 充分, 十分, 百分
+_ZH_DIVIDE = r"(?<![部满评充十百得积])分"
+
+# a thing said of each of several: "a one-sentence caption for each photo"
+_EACH_LATER = re.compile(r"[^.;\n]{0,40}?\b(?:each|every|per)\b", re.I)
+# a form named as a topic: "the structure of a 5-paragraph essay"
+_FORM_OF = re.compile(r"\b(?:structure|format|outline|template|rules?|parts|example|definition|"
+                      r"history|purpose|idea|concept)\s+of\s+(?:an?|the)\s+$", re.I)
+# what a whole response is limited to: "limit your answer to 3 sentences"
+_WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|post|"
+             r"story|summary|description|message|note)")
+_MARK_VERBS = r"(?:mark|begin|start|label|head|title|prefix|open|number|name|introduce)\w*"
+_SECTION_UNITS = r"(?:sections?|parts?|chapters?|segments?|days?)"
+_ZH_SECTIONS = r"(?:部分|章节|板块|小节|节|章)"
+_ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})"
+# "SECTION X" stands for SECTION 1, SECTION 2...; "Day 1, Day 2 and Day 3" names them
+_MARKER = r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+(?:X|1)\b[\"'”’`]?"
+
+
+def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    relation = relation_of(m.group(1) or "")
+    if (m.group(1) or "").lower() == "under" and FILED_UNDER.search(m.string, 0, m.start()):
+        relation = "exactly"
+    kind = unit_kind(m.group(3))
+    return count(kind, relation, to_int(m.group(2)), **unit_extra(kind))
+
+
+def _unit_range(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A range of parts: "in 4-5 paragraphs", "between 3 and 5 sections"."""
+    kind = unit_kind(m.group(3))
+    return count(kind, "between", to_int(m.group(1)), to_int(m.group(2)), **unit_extra(kind))
+
+
+def _hyphen_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A length in a hyphenated adjective ("a two-sentence note", "a 3-paragraph essay"):
+    exactly that many; not when the text is one of several ("a one-sentence caption for each
+    photo")."""
+    if _EACH_LATER.match(m.string, m.end()) or _FORM_OF.search(m.string, 0, m.start()):
+        return []
+    kind = unit_kind(m.group("unit").replace("-", " "))
+    extra: dict[str, Any] = {"divider": None} if kind == "paragraph_count" else {}
+    return count(kind, "exactly", to_int(m.group("n")), **extra)
+
+
+def _units_bounded(relation: str) -> Build:
+    """A bound on a count of parts ("3 sentences or fewer", "limit it to 3 paragraphs")."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        kind = unit_kind(m.group("unit"))
+        extra: dict[str, Any] = {}
+        if kind == "paragraph_count":
+            extra["divider"] = None
+        if kind == "section_count":
+            extra["marker"] = None
+        return count(kind, relation, to_int(m.group("n")), **extra)
+    return build
+
+
+def _limited(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """At most N words or parts: "limit your answer to N words / sentences"."""
+    if m.group("unit").lower().startswith("word"):
+        return count("word_count", "at most", to_int(m.group("n")))
+    return _units_bounded("at most")(m)
+
+
+def _zh_sentences(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A count of sentences: "用三句话", "不超过两句话", "三句话以内"."""
+    relation = "at most" if m.group("within") else zh_relation_of(m.group("q") or "")
+    return count("sentence_count", relation, to_int(m.group("n")))
+
+
+def _opening_count(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A count of parts that opens its clause: "Four paragraphs, separated by ***"."""
+    kind = unit_kind(m.group("unit"))
+    return count(kind, "exactly", to_int(m.group("n")), **unit_extra(kind))
+
+
+def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """N sections, each opened by a marker and a number ("SECTION X" stands for SECTION 1,
+    SECTION 2, ...)."""
+    return count("section_count", "exactly", to_int(m.group("n")), marker=m.group("marker"))
+
+
+def _headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """N parts, each under a heading of its own: N headings ("one heading per subsection, 2
+    subsections", "分为四个部分，每部分用二级标题")."""
+    return count("heading_count", "exactly", to_int(m.group("n")))
+
+
+_PARTS_EN = r"(?:sub)?sections?|parts?|topics?|chapters?|segments?"
+# the parts "each" is said of, right before it: "in at least 3 parts, each ..."
+_PARTS_BEFORE = re.compile(rf"(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:"
+                           rf"{PART_ADJECTIVE_EN}\s+)?(?:{_PARTS_EN})\s*,?\s+$", re.I)
+
+
+def _each_headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """"4 sections, each with a ## heading": as many headings as the parts before "each" (the
+    parts' own count stays a check of its own)."""
+    parts = _PARTS_BEFORE.search(m.string, max(0, m.start() - 60), m.start())
+    if not parts:
+        return []
+    relation = relation_of(parts.group("q")) if parts.group("q") else "exactly"
+    return count("heading_count", relation, to_int(parts.group("n")))
+_HEADING_EN = (r"(?:markdown\s+|#{1,6}\s+|h[1-6]\s+|level[\s-]\w+\s+|section\s+)?(?:sub)?"
+               r"(?:heading|header)")
+
+
+_PHRASINGS: tuple[Phrasing, ...] = (
+    # English counts of parts ("3 sentences or fewer" before "in 3 sentences": the longer
+    # reading wins)
+    Phrasing(
+        rf"(?:\b\w+\s+)?{NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{UNIT_EN[1:-1]})\s+"
+        r"(?:or\s+(?:fewer|less)|at\s+most|max(?:imum)?|tops)\b", _units_bounded("at most"),
+        *UNITS_GATE,
+        kind="sentence_count", example="Two sentences max.", counter="Two sentences."),
+    Phrasing(
+        rf"(?:\b\w+\s+)?{NOT_RANGE_EN}\b(?P<n>{EN_NUMBER})\s+(?P<unit>{UNIT_EN[1:-1]})\s+"
+        r"(?:or\s+more|at\s+least|minimum)\b", _units_bounded("at least"), *UNITS_GATE,
+        kind="sentence_count", example="4 sentences minimum", counter="4 sentences"),
+    Phrasing(
+        rf"(?:\b({QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
+        rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?"
+        rf"{UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units, *UNITS_GATE,
+        kind="paragraph_count", example="in 4 paragraphs", counter="Layout: 4 paragraphs."),
+    Phrasing(
+        rf"(?:\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
+        rf"consist\s+of|between)\s+|(?<=\())\s*{EN_N}{DASH}{EN_N}\s+(?:{PART_ADJECTIVE_EN}\s+)?"
+        r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range,
+        kind="paragraph_count", example="Write it in 4-5 paragraphs.",
+        counter="Write it in 3 paragraphs."),
+    # hyphenated counts and limits: "a two-sentence note", "limit it to 3 paragraphs"
+    Phrasing(
+        rf"(?<![\w-])(?P<n>{EN_NUMBER})-(?P<unit>sentence|paragraph|bullet(?:[\s-]point)?)s?\b"
+        rf"(?!-)",
+        _hyphen_units,
+        kind="sentence_count", example="a two-sentence note",
+        counter="Write a multi-sentence note."),
+    Phrasing(
+        rf"\b(?:limit|keep|restrict|cap)\s+(?:{_WHOLE_EN})\s+to\s+(?:just\s+|only\s+)?"
+        rf"(?P<n>{EN_NUMBER})\s+(?P<unit>words?|{UNIT_EN[1:-1]})\b", _limited,
+        kind="paragraph_count", example="Keep it to 2 paragraphs max.",
+        counter="Keep it to 2 sentences or fewer."),
+    # Chinese counts of parts
+    Phrasing(
+        rf"(?:分为|分成|包括|包含|共|分|划分为)\s*{ZH_N}\s*(个部分|部分|段落|个段落|个自然段"
+        rf"|自然段|"
+        r"个章节|个小标题|段|句话)", _zh_units,
+        kind="paragraph_count", example="请分成四段。", counter="请写成三个自然段。"),
+    Phrasing(
+        rf"(?:分为|分成|包含|包括|按|按照|要求|涵盖)[^。；\n]{{1,60}}?(?<![每第]){ZH_N}\s*(个部分"
+        rf"|个板块|"
+        r"大板块|个章节)", _zh_units,
+        kind="section_count", example="要求：字数800字左右，分成三个部分。",
+        counter="字数要求2000字左右，分4-5个自然段。"),
+    Phrasing(
+        rf"(?:(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST})|用|以|限|仅用|只用|(?:控制|限定|限制|保持)在)\s*"
+        rf"(?P<n>{ZH_NUMBER})\s*"
+        r"句话(?P<within>以内|之内|以下)?", _zh_sentences,
+        kind="sentence_count", example="不超过三句话。", counter="不超过300 words。"),
+    Phrasing(
+        rf"(?:分为|分成|共|{_ZH_DIVIDE})\s*{ZH_N}\s*(?:-|–|~|～|到|至)\s*{ZH_N}\s*个?(?:自然)?"
+        r"(?:段落|段)",
+        lambda m: count("paragraph_count", "between", *numbers_of(m)[:2], divider=None),
+        kind="paragraph_count", example="字数要求2000字左右，分4-5个自然段。",
+        counter="要求：字数800字左右，分成三个部分。"),
+    # a count of parts opening its clause: "four paragraphs separated by ***"
+    Phrasing(
+        rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
+        rf"(?:{PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections"
+        rf"|bullet\s+points|"
+        r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
+        r"max(?:imum)?|with|in\s+total|long|(?:are|is)\s+(?:expected|required|needed|wanted|"
+        r"preferred|ideal)|(?:should|must|shall|will)\s+be)\b))", _opening_count,
+        kind="sentence_count", example="4 sentences", counter="4 sentences minimum"),
+    # headings counted in Chinese: "包含至少3个二级标题"
+    Phrasing(
+        rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个"
+        rf"(?:[一二三]级|小|子)?"
+        r"标题", lambda m: count("heading_count", zh_relation_of(m.group("q") or ""),
+                               to_int(m.group("n"))),
+        kind="heading_count", example="文章需要有3个小标题。", counter="需要至少两个小标题。"),
+    # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
+    Phrasing(
+        rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
+        r"(?!each\b|per\b|long\b)[a-z]+", _opening_count,
+        kind="sentence_count", example="write a 5 sentence horror story",
+        counter="Write a multi-sentence note."),
+    # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
+    Phrasing(
+        rf"\b(?P<n>{EN_NUMBER})\s+(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b"
+        rf"[^\n]{{0,100}}?\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked,
+        kind="section_count", example="in 4 sections labelled Part 1, Part 2 and so on",
+        counter="Give exactly 4 numbered points (1., 2., and so on)."),
+    Phrasing(
+        rf"\b(?P<n>{EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
+        rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
+        r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
+        r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked,
+        kind="section_count",
+        example="Your answer needs 4 sections, with 'SECTION X' at the start of each.",
+        counter="Your response must have 4 sections. Mark the beginning of each section with "
+                "SECTION X."),
+    # N parts, each under a heading of its own
+    Phrasing(
+        r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"
+        rf"(?:starting|opening|beginning)\s+with|headed\s+by|introduced\s+by)\s+(?:a|an|one"
+        rf"|its\s+own)"
+        rf"\s+{_HEADING_EN}", _each_headed,
+        kind="heading_count", example="Write it in 3 sections, each with its own ## heading.",
+        counter="Write a note to the 3 departments, each with its own manager."),
+    # "a markdown header for each of the 4 sections", "give each of the 3 parts a heading"
+    Phrasing(
+        rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for|on|above|over)\s+(?:each|every)\s+"
+        rf"(?:one\s+)?of\s+"
+        rf"(?:the|your|these|those)\s+(?P<n>{EN_NUMBER})\s+(?:{_PARTS_EN})\b|\beach\s+of\s+(?:the"
+        rf"|your)\s+"
+        rf"(?P<n2>{EN_NUMBER})\s+(?:{_PARTS_EN})\s+(?:a|an|its\s+own)\s+{_HEADING_EN}",
+        lambda m: count("heading_count", "exactly", to_int(m.group("n") or m.group("n2"))),
+        kind="heading_count", example="Give each of the 3 parts its own heading.",
+        counter="Write it in 3 sections, each with its own ## heading."),
+    Phrasing(
+        rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for\s+each|for\s+every)\s+(?P<unit>(?:sub)"
+        rf"?section|"
+        rf"part|topic|chapter)\s*[,;]\s*(?P<n>{EN_NUMBER})\s+(?P=unit)s?\b", _headed,
+        kind="heading_count", example="* one ## heading per subsection, 2 subsections",
+        counter="Italicise one phrase per paragraph."),
+    Phrasing(
+        rf"(?P<n>{ZH_NUMBER})\s*个?\s*{_ZH_SECTIONS}\s*[，,]?\s*每(?:个|一)?\s*{_ZH_SECTIONS}?\s*"
+        rf"(?:都|均)?"
+        r"(?:要|需|需要|须|请|应)?\s*(?:用|有|加|配|设|带|使用)\s*(?:一个)?\s*(?:markdown|md)?\s*"
+        r"(?:[一二三]级|小|#{1,6}\s*)?标题", _headed,
+        kind="heading_count", example="分为三个部分，每部分都要有小标题。",
+        counter="文章需要有3个小标题。"),
+    # in Chinese or both: "分 3 个 sections，每个 section 以 'Part 1' 开头", "分为四部分，每部分以
+    # “Day 1”开头"
+    Phrasing(
+        rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})"
+        rf"[^\n。]{{0,60}}?"
+        rf"每(?:个|一)?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})?\s*(?:都|均|须|需|要|必须)*\s*(?:以"
+        rf"|用)\s*"
+        rf"{_MARKER}", _marked,
+        kind="section_count",
+        example="Please write the 说明书 in 3 parts，每部分以 'Step X' 开头。",
+        counter="Please write the entire answer in Spanish."),
+)
+
+# the heading and paragraph noun families' rows (`families`), one (example, counter-example)
+# per structure
+_HEADINGS = noun_rows("heading_count", (
+    # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
+    # a limit; referred back to
+    ("需要至少两个小标题。", "需要一个用<< >>包起来的标题。"),
+    ("Headings: 2-4, markdown style.", "with 4 markdown headings"),
+    ("Use ### 做三级标题，共 3 个。", "Use Markdown，at least 2 个二级标题 (##)。"),
+    ("标题不少于两个，使用#号标记。", "需要至少两个小标题。"),
+    ("Use markdown headings (exactly 3).", "Use markdown headings (level 2)."),
+    ("Limit the headings to 4.", "Limit the headings to plain words."),
+    ("Divide it with headings, 3 of them, markdown ###.",
+     "break it up with 3 section headings (markdown #) pls"),
+))
+_PARAGRAPHS = noun_rows("paragraph_count", (
+    # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
+    # a limit; referred back to
+    ("写两段。", "请写一段产品描述。"),
+    ("Paragraphs: 3 to 5.", "3 paragraphs"),
+    ("Use paragraphs, at least five of them.", "Use paragraphs, at least five words each."),
+    ("段落数量要 5 个。", "段落数量要适中。"),
+    ("Write short paragraphs (exactly 4).", "Write short paragraphs (no lists)."),
+    ("Limit the paragraphs to 3.", "Limit the paragraphs to short ones."),
+    ("Short paragraphs; 4 in total", "Short paragraphs; 4 sentences in total"),
+))
+
+TABLES = (Table(_FLAGS, _PHRASINGS), _HEADINGS, _PARAGRAPHS)
+
+RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)
