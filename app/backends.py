@@ -66,7 +66,7 @@ def build_local(settings: Settings, metrics: Metrics) -> Backend:
     return LocalBackend(model_path=settings.model, device=loc.device, dtype=loc.dtype,
                         max_new_tokens=loc.max_new_tokens, concurrency=loc.concurrency,
                         allow_download=True, cache_dir=settings.data.dir / "models",
-                        threads=loc.threads)
+                        threads=loc.threads, weights=loc.weights)
 
 
 BACKENDS: dict[str, Callable[[Settings, Metrics], Backend]] = {

@@ -99,7 +99,12 @@ class LocalSettings(BaseModel):
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     dtype: str = "auto"
     max_new_tokens: int = Field(1024, ge=1)
-    concurrency: int = Field(1, ge=1, description="generations running at once")
+    concurrency: int = Field(4, ge=1, le=64, description="generations decoded together, in "
+                             "one batch (more wait their turn)")
+    # auto / int8: a Llama-family model on the CPU decodes with int8 weights (a quarter of
+    # fp32's bytes a token) on the compact decoder; float: the model's own weights (fp32 on
+    # the CPU), for figures that must match transformers to the token.
+    weights: Literal["auto", "int8", "float"] = "auto"
     # torch CPU threads (None: torch's default, one per core). On a small machine whose cores
     # are busy, 1 decodes SmolLM2 about three times faster than 2 threads fighting for them.
     threads: int | None = Field(None, ge=1, le=256)

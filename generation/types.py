@@ -58,6 +58,8 @@ class ChatParams:
 class Choice:
     index: int
     text: str | None
+    # OpenAI's reasons, plus REPETITION: the text was cut where it began repeating itself
+    # (`generation.local.repeats`); `wire_finish_reason` says it in OpenAI's words
     finish_reason: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     logprobs: dict[str, Any] | None = None
@@ -107,3 +109,13 @@ class Chunk:
     usage: Usage | None = None
     model: str | None = None
     id: str | None = None
+
+
+REPETITION = "repetition"
+
+
+def wire_finish_reason(reason: str | None) -> str | None:
+    """A finish reason as OpenAI's clients know them: a text cut where it began repeating
+    itself is "length" (the server ended it, not the model; what is kept ends before the
+    repeats)."""
+    return "length" if reason == REPETITION else reason

@@ -23,6 +23,8 @@ from functools import cache
 from importlib import resources
 
 from generation.conversation import detect_language
+from generation.local.repeats import cut_repetition
+from generation.types import REPETITION
 from loops.trace import Candidate
 from rubrics.checks import Check, pass_rate
 from rubrics.checks.kinds import count_words
@@ -197,6 +199,13 @@ LOOP_REPEATS = 4
 SHORT_LOOP_TOKENS = 12
 SHORT_LOOP_DISTINCT = 0.25
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def unlooped(text: str, finish_reason: str | None) -> tuple[str, str | None]:
+    """An upstream's answer with a tail that repeats itself cut after its first unit
+    (`generation.local.repeats`), and its finish reason (REPETITION once cut)."""
+    cut, repeated = cut_repetition(text)
+    return (cut, REPETITION) if repeated else (text, finish_reason)
 
 
 def looping(text: str) -> bool:

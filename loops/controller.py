@@ -27,7 +27,7 @@ from generation.conversation import target_text
 from generation.errors import RedraftError
 from generation.types import ChatParams, Completion, Message
 from loops.answer import best as _best
-from loops.answer import finished, off_language, padded, scaffolding
+from loops.answer import finished, off_language, padded, scaffolding, unlooped
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.degradation import Degradation, failed, with_outcome
 from loops.judges.assess import Assessor
@@ -149,9 +149,10 @@ class ReflectionLoop:
         try:
             completion = await self.writer.chat(run.query, run.params)
             run.ledger.add("draft", completion.usage, seconds=self.clock() - t0)
-            draft = Candidate(0, 0, "draft", completion.text, usage=completion.usage,
+            text, finish_reason = unlooped(completion.text or "", completion.finish_reason)
+            draft = Candidate(0, 0, "draft", text, usage=completion.usage,
                               latency_ms=(self.clock() - t0) * 1000,
-                              finish_reason=completion.finish_reason)
+                              finish_reason=finish_reason)
             await run.event("drafted", tokens=completion.usage.completion_tokens)
             recalled = await self._recalled(run, recall_task, t0)
             if recalled is not None and recalled.selected:
@@ -208,12 +209,13 @@ class ReflectionLoop:
         if revised is None:
             return None
         text, completion = revised
+        text, finish_reason = unlooped(text, completion.finish_reason)
         run.ledger.add("memory", completion.usage, seconds=self.clock() - t0)
         lessons = "\n".join(s.hit.experience.text for s in recalled.selected)
         leaks = tuple(scaffolding(text, f"{target_text(run.query)}\n{y0.text}", lessons))
         return Candidate(0, 0, "memory_rewrite", text, usage=completion.usage,
                          latency_ms=(self.clock() - t0) * 1000,
-                         finish_reason=completion.finish_reason, scaffolding=leaks)
+                         finish_reason=finish_reason, scaffolding=leaks)
 
     async def _apply_memory(self, run: RunState, revising: asyncio.Future[Any], y0: Candidate,
                             experiences: dict[str, Any]) -> tuple[Candidate, bool]:
@@ -351,21 +353,21 @@ class ReflectionLoop:
         t0 = self.clock()
         request = revision_request(critique, list(history), parent.checks,
                                    parent.text if parent.finish_reason == "length" else None)
-        text, completion, met = await self._rewritten(run, parent, request,
-                                                      varied(run.params, index))
+        text, completion, met, cut = await self._rewritten(run, parent, request,
+                                                           varied(run.params, index))
         retried = False
         if text.strip() == parent.text.strip():
             retried = True
             await run.event("unchanged", round=t)
             anew = any(not o.passed for o in parent.checks)
             firmer = request if anew else f"{request.rstrip()}\n\n{UNCHANGED_NOTE}"
-            text, completion, met = await self._rewritten(
+            text, completion, met, cut = await self._rewritten(
                 run, parent, firmer, varied(run.params, index + k), anew=anew)
         asked = target_text(run.query)
         leaks = tuple(scaffolding(text, f"{asked}\n{parent.text}", request))
         child = Candidate(0, t, "rewrite", text, parent=parent.position, reflection=critique,
                           usage=completion.usage, latency_ms=(self.clock() - t0) * 1000,
-                          finish_reason=completion.finish_reason, scaffolding=leaks,
+                          finish_reason=cut, scaffolding=leaks,
                           conformed=met, retried=retried,
                           padded=padded(text, parent.text, _draft(run, parent).text),
                           off_language=off_language(text, parent.text, asked),
@@ -376,10 +378,10 @@ class ReflectionLoop:
 
     async def _rewritten(self, run: RunState, parent: Candidate, request: str,
                          params: ChatParams, anew: bool = False,
-                         ) -> tuple[str, Completion, tuple[str, ...]]:
+                         ) -> tuple[str, Completion, tuple[str, ...], str | None]:
         """The reviser's text, asked with `request` (`anew`: a new answer told the checks
-        `parent` failed; `request` unused), with the exact changes made, its completion, the
-        kinds met."""
+        `parent` failed; `request` unused), with a looping tail cut and the exact changes
+        made; its completion, the kinds met, its finish reason."""
         t0 = self.clock()
         try:
             if anew:
@@ -392,10 +394,11 @@ class ReflectionLoop:
             run.degrade(failed("rewrite", exc))
             raise
         run.ledger.add("rewrite", completion.usage, seconds=self.clock() - t0)
+        text, finish_reason = unlooped(text, completion.finish_reason)
         met: tuple[str, ...] = ()
         if run.options.conform and run.checks:
             text, met = conform(text, run.checks)
-        return text, completion, met
+        return text, completion, met, finish_reason
 
 
 def _draft(run: RunState, parent: Candidate) -> Candidate:

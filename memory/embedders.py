@@ -13,6 +13,7 @@ threaded (about 1.6x slower for a short key). One thread also keeps one OpenMP t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -147,15 +148,22 @@ class BatchingEmbedder:
 
 
 def torch_threads(threads: int | None) -> Callable[[], None] | None:
-    """An initializer giving the embedding thread `threads` torch threads (None: torch's
-    default, one per core)."""
+    """An initializer giving the embedding thread `threads` torch threads (None: one OpenMP
+    thread for this thread alone, so that a local model decoding in the same process keeps
+    its cores' team: see `generation.local.engine.one_openmp_thread`)."""
     if threads is None:
-        return None
+        return _one_openmp_thread
 
     def initialise() -> None:
         require("torch").set_num_threads(threads)
 
     return initialise
+
+
+def _one_openmp_thread() -> None:
+    from generation.local.engine import one_openmp_thread  # imports torch: the embed extra
+
+    one_openmp_thread()
 
 
 class SentenceTransformerEmbedder(BatchingEmbedder):
@@ -285,5 +293,12 @@ def build_embedder(kind: str = "default", path: str | None = None, **kwargs: Any
 
 
 async def open_embedder(kind: str = "default", path: str | None = None, **kwargs: Any) -> Embedder:
-    """`build_embedder` in a worker thread, for the app's lifespan."""
-    return await asyncio.to_thread(build_embedder, kind, path, **kwargs)
+    """`build_embedder` in a worker thread, for the app's lifespan (that thread's torch work
+    on one OpenMP thread, as the embedding thread's)."""
+    def build() -> Embedder:
+        if kind != "hashing" and kwargs.get("threads") is None:
+            with contextlib.suppress(ImportError):
+                _one_openmp_thread()
+        return build_embedder(kind, path, **kwargs)
+
+    return await asyncio.to_thread(build)

@@ -24,7 +24,7 @@ from app.openai.loop_service import Job, LoopRun, LoopService, answer_chunks
 from app.openai.reflection import summary
 from app.openai.streaming import DONE, sse, sse_comment
 from app.openai.wire import ChatCompletionRequest
-from generation.types import Chunk, Usage
+from generation.types import Chunk, Usage, wire_finish_reason
 from loops.record import usage_dict
 from loops.trace import LoopTrace
 
@@ -102,7 +102,7 @@ class ChatService:
             "id": completion_id(), "object": "chat.completion", "created": int(time.time()),
             "model": model,
             "choices": [{"index": i, "logprobs": None,
-                         "finish_reason": t.answer.finish_reason or "stop",
+                         "finish_reason": wire_finish_reason(t.answer.finish_reason) or "stop",
                          "message": {"role": "assistant", "content": t.answer.text,
                                      "refusal": None}}
                         for i, t in enumerate(traces)],

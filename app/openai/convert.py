@@ -8,7 +8,7 @@ from typing import Any
 
 from app.openai.wire import ChatCompletionRequest
 from generation.errors import InvalidRequest
-from generation.types import ChatParams, Chunk, Completion, Message
+from generation.types import ChatParams, Chunk, Completion, Message, wire_finish_reason
 from loops.record import usage_dict
 
 
@@ -68,7 +68,7 @@ def to_response(completion: Completion, *, response_id: str, model: str,
         if c.tool_calls:
             message["tool_calls"] = c.tool_calls
         choices.append({"index": c.index, "message": message, "logprobs": wire_logprobs(c.logprobs),
-                        "finish_reason": c.finish_reason})
+                        "finish_reason": wire_finish_reason(c.finish_reason)})
     body: dict[str, Any] = {
         "id": response_id,
         "object": "chat.completion",
@@ -106,7 +106,7 @@ def to_chunk(chunk: Chunk, *, response_id: str, created: int, model: str,
         if c.refusal is not None:
             delta["refusal"] = c.refusal
         choices.append({"index": c.index, "delta": delta, "logprobs": wire_logprobs(c.logprobs),
-                        "finish_reason": c.finish_reason})
+                        "finish_reason": wire_finish_reason(c.finish_reason)})
     body: dict[str, Any] = {  # no system_fingerprint: chunks do not carry one, and null is off-spec
         "id": response_id,
         "object": "chat.completion.chunk",

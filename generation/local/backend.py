@@ -1,9 +1,10 @@
 """The `local` backend: a transformers model on CPU or GPU, from a Hugging Face folder, a hub
 name or a GGUF file (converted once into a cached folder; see `generation.local.source`).
 
-Loading and every decoding step run in worker threads; a semaphore bounds how many
-generations run at once. Streaming is real: text leaves the thread as tokens are produced,
-and a consumer that stops listening (or a cancelled task) stops the decoding loop.
+Loading runs in a worker thread; decoding in the engine's own thread (`generation.local.
+engine`), which steps every generation in flight together, up to `concurrency` at once.
+Streaming is real: text leaves the thread as tokens are produced, and a consumer that stops
+listening (or a cancelled task) stops its sequence at the next step.
 """
 
 from __future__ import annotations
@@ -29,10 +30,23 @@ from generation.local.constrain import (
     requested_schema,
     schema_problem,
 )
-from generation.local.decode import DecodeOptions, Finished, decode
+from generation.local.decode import DecodeOptions, Finished
+from generation.local.decode import Sequence as Decoding
+from generation.local.engine import Engine, Failure, HFRunner
+from generation.local.llama import LlamaRunner, supported
 from generation.local.model import LoadedModel, ModelLoadError, encode_prompt, load_model
+from generation.local.repeats import cut_repetition
 from generation.local.source import cached_folder, locate, served_name
-from generation.types import ChatParams, Choice, Chunk, ChunkChoice, Completion, Message, Usage
+from generation.types import (
+    REPETITION,
+    ChatParams,
+    Choice,
+    Chunk,
+    ChunkChoice,
+    Completion,
+    Message,
+    Usage,
+)
 
 __all__ = ["LocalBackend", "ModelLoadError"]
 
@@ -55,12 +69,7 @@ class _Plan:
     grammar: _Grammar | None  # None with a schema: no constrained decoding, validate and retry
 
 
-class _Failure:
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-_END = object()
+WEIGHTS = ("auto", "int8", "float")
 
 
 class LocalBackend:
@@ -79,8 +88,14 @@ class LocalBackend:
         json_attempts: int = 3,
         cache_dir: str | Path = Path("data") / "models",
         threads: int | None = None,
+        weights: str = "auto",
     ) -> None:
+        if weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}, not {weights!r}")
         self.threads = threads
+        self.weights = weights
+        self.concurrency = max(1, concurrency)
+        self._engine: Engine | None = None
         self.model_path = model_path
         self.cache_dir = Path(cache_dir)
         self.device = device
@@ -102,10 +117,23 @@ class LocalBackend:
 
     async def start(self) -> None:
         if self._loaded is None:
-            loaded, where = await asyncio.to_thread(self._load)
+            # Loaded on the engine's thread, where all of the model's torch work runs.
+            engine = self._engine or Engine(max_batch=self.concurrency)
+            self._engine = engine
+            loaded, where = await engine.call(self._load)
             # The GGUF file and the folder converted from it name this model too.
             self._aliases |= set(where)
+            engine.runner = await engine.call(lambda: self._runner(loaded))
             self._loaded = loaded
+
+    def _runner(self, loaded: LoadedModel) -> Any:
+        """The compact Llama decoder on the CPU (int8 decode weights unless `weights` is
+        "float"), else the model's own forward."""
+        if loaded.device.type == "cpu" and self.weights != "float" and supported(loaded.model):
+            return LlamaRunner(loaded.model, "int8")
+        if loaded.device.type == "cpu" and supported(loaded.model):
+            return LlamaRunner(loaded.model, "float32")
+        return HFRunner(loaded.model, loaded.device, loaded.forward_kwargs)
 
     def _load(self) -> tuple[LoadedModel, tuple[str, ...]]:
         source = locate(self.model_path)
@@ -117,6 +145,9 @@ class LocalBackend:
         return loaded, (source.location, folder)
 
     async def aclose(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            await asyncio.to_thread(engine.close)
         loaded, self._loaded = self._loaded, None
         self._ll_tokenizer, self._tables, self._ll_built = None, None, False
         if loaded is not None and loaded.device.type == "cuda":
@@ -179,7 +210,7 @@ class LocalBackend:
             raise InvalidRequest("n must be at least 1", param="n")
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")
-        if self._loaded is None:
+        if self._loaded is None or self._engine is None:
             raise UpstreamUnavailable("the local model is not loaded yet")
         return self._loaded
 
@@ -235,7 +266,11 @@ class LocalBackend:
                     finished = event
                 else:
                     pieces.append(event)
-        return "".join(pieces), finished
+        text = "".join(pieces)
+        if finished.reason == REPETITION:  # a looping tail: the answer ends before it
+            cut, found = cut_repetition(text)
+            text = cut if found else text[:finished.keep_chars].rstrip()
+        return text, finished
 
     async def _retry_json(
         self, loaded: LoadedModel, messages: Sequence[Message], schema: JsonSchema,
@@ -257,7 +292,7 @@ class LocalBackend:
 
     async def _run(self, loaded: LoadedModel, prompt_ids: list[int], options: DecodeOptions,
                    grammar: _Grammar | None) -> AsyncGenerator[str | Finished, None]:
-        """Decode in a worker thread, relaying its events; leaving early stops the thread."""
+        """Decode on the engine, relaying its events; leaving early stops the sequence."""
         async with self._semaphore:
             loop = asyncio.get_running_loop()
             events: asyncio.Queue[Any] = asyncio.Queue()
@@ -269,27 +304,32 @@ class LocalBackend:
                 except RuntimeError:  # the event loop is gone: nobody is listening
                     cancel.set()
 
-            def work() -> None:
-                try:
-                    constraint = (JsonConstraint(grammar.ll_tokenizer, grammar.text,
-                                                 grammar.reserve, grammar.tables)
-                                  if grammar is not None else None)
-                    for event in decode(loaded, prompt_ids, options, constraint=constraint,
-                                        cancelled=cancel.is_set):
-                        put(event)
-                except BaseException as exc:  # relayed to the consumer, raised there
-                    put(_Failure(exc))
-                finally:
-                    put(_END)
-
-            worker = asyncio.ensure_future(asyncio.to_thread(work))
+            constraint = (JsonConstraint(grammar.ll_tokenizer, grammar.text, grammar.reserve,
+                                         grammar.tables) if grammar is not None else None)
+            sequence = Decoding(loaded.tokenizer, loaded.vocab_width, loaded.eos_ids,
+                                prompt_ids, options, put, constraint=constraint,
+                                cancelled=cancel.is_set)
+            self._engine.submit(sequence)  # type: ignore[union-attr]
+            ended = False
             try:
-                while (item := await events.get()) is not _END:
-                    if isinstance(item, _Failure):
+                while True:
+                    item = await events.get()
+                    if isinstance(item, Failure):
+                        ended = True
                         raise item.error
                     yield item
+                    if isinstance(item, Finished):
+                        ended = True
+                        return
             finally:
-                cancel.set()
-                # Hold the semaphore until the thread has really stopped, so `concurrency`
-                # bounds the model's memory use even while cancellations settle.
-                await asyncio.shield(worker)
+                if not ended:
+                    cancel.set()
+                    # Hold the semaphore until the engine has let the sequence go, so
+                    # `concurrency` bounds the model's memory use while cancellations settle.
+                    await asyncio.shield(_settled(events))
+
+
+async def _settled(events: asyncio.Queue[Any]) -> None:
+    """Wait for a cancelled sequence's last event."""
+    while not isinstance(item := await events.get(), Finished | Failure):
+        del item

@@ -1,18 +1,20 @@
-"""The token-by-token decoding loop of the local backend (blocking: run it in a worker thread).
+"""One sequence's decoding state in the local backend: sampling (per-request `torch.Generator`,
+so seeded requests stay reproducible when several run at once; `torch.manual_seed` is global),
+penalties, the JSON constraint, exact token counts, incremental text with stop strings held
+back until they can no longer match, and the repetition guard (`generation.local.repeats`).
 
-A hand-written loop rather than `model.generate`: it gives a per-request `torch.Generator`
-(seeded requests stay reproducible when several run at once; `torch.manual_seed` is global),
-a cancel check before every forward pass, exact token counts, and incremental text with stop
-strings held back until they can no longer match.
+The model's forward passes are not here: `generation.local.engine` runs them, for every
+sequence in flight at once, and hands each `Sequence` its row of logits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from generation.local.model import LoadedModel
+from generation.local.repeats import RepeatGuard
+from generation.types import REPETITION
 
 
 class Constraint(Protocol):
@@ -41,79 +43,104 @@ class DecodeOptions:
     seed: int | None = None
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
+    cut_repeats: bool = True  # end a decode whose tail repeats itself (`RepeatGuard`)
 
 
 @dataclass(frozen=True, slots=True)
 class Finished:
     """The last event of a decode: why it ended and how many tokens it generated."""
 
-    reason: str  # "stop" | "length" | "cancelled"
+    reason: str  # "stop" | "length" | "cancelled" | "repetition"
     completion_tokens: int
+    # "repetition": the tail repeated itself; the text up to this many characters is the
+    # answer and the rest repeats it (a caller holding the whole text drops the rest)
+    keep_chars: int | None = None
 
 
-def decode(
-    loaded: LoadedModel,
-    prompt_ids: list[int],
-    options: DecodeOptions,
-    *,
-    constraint: Constraint | None = None,
-    cancelled: Callable[[], bool] = lambda: False,
-) -> Iterator[str | Finished]:
-    """Yield text deltas as tokens are produced, then one `Finished`."""
-    import torch
+class Sequence:
+    """What one request decodes, token by token: `take` a row of logits, get the token to
+    feed next (None once finished). Events (text deltas, then one `Finished`) go to `emit`."""
 
-    device = loaded.device
-    generator = torch.Generator(device=device)
-    if options.seed is not None:
-        generator.manual_seed(options.seed)
-    else:
-        generator.seed()
-    counts = torch.zeros(loaded.vocab_width, device=device) if _penalised(options) else None
-    text = _Detokenizer(loaded.tokenizer)
-    stops = _StopScanner(options.stop)
-    inputs = torch.tensor([prompt_ids], device=device)
-    past: Any = None
-    produced = 0
-    reason = "length"
-    with torch.inference_mode():
-        while produced < options.max_tokens:
-            if cancelled():
-                yield Finished("cancelled", produced)
-                return
-            out = loaded.model(input_ids=inputs, past_key_values=past, use_cache=True,
-                               **loaded.forward_kwargs)
-            past = out.past_key_values
-            logits = out.logits[0, -1, :].float()  # [vocab]
-            if counts is not None:
-                logits -= options.frequency_penalty * counts
-                logits -= options.presence_penalty * (counts > 0).float()
-            if constraint is not None:
-                left = options.max_tokens - produced
-                constraint.mask(logits, closing=left <= constraint.reserve)
-            token = _choose(torch, logits, options, generator)
-            produced += 1
-            if counts is not None:
-                counts[token] += 1
-            if token in loaded.eos_ids:
-                reason = "stop"
-                break
-            if constraint is not None:
-                constraint.consume(token)
-            visible, hit = stops.feed(text.push(token))
+    def __init__(self, tokenizer: Any, vocab_width: int, eos_ids: frozenset[int],
+                 prompt_ids: list[int], options: DecodeOptions, emit: Callable[[Any], None],
+                 *, constraint: Constraint | None = None,
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
+        import torch
+
+        self.torch = torch
+        self.prompt_ids = prompt_ids
+        self.options = options
+        self.emit = emit
+        self.constraint = constraint
+        self.cancelled = cancelled
+        self.eos_ids = eos_ids
+        self.generator = torch.Generator()
+        if options.seed is not None:
+            self.generator.manual_seed(options.seed)
+        else:
+            self.generator.seed()
+        self.counts = torch.zeros(vocab_width) if _penalised(options) else None
+        self.text = _Detokenizer(tokenizer)
+        self.stops = _StopScanner(options.stop)
+        # A constrained answer must finish its JSON: its own grammar ends it.
+        self.repeats = RepeatGuard() if options.cut_repeats and constraint is None else None
+        self.produced = 0
+        self.emitted = 0       # characters emitted so far
+        self.marks: list[int] = []  # characters emitted once each token was in
+        self.done = False
+
+    def take(self, logits: Any) -> int | None:
+        """The next token given this step's logits [vocab]; None when the sequence ended (its
+        `Finished` already emitted)."""
+        if self.done:
+            return None
+        if self.cancelled():
+            return self._finish("cancelled")
+        options, torch = self.options, self.torch
+        logits = logits.float()
+        if self.counts is not None:
+            logits = logits - options.frequency_penalty * self.counts
+            logits = logits - options.presence_penalty * (self.counts > 0).float()
+        if self.constraint is not None:
+            left = options.max_tokens - self.produced
+            self.constraint.mask(logits, closing=left <= self.constraint.reserve)
+        token = _choose(torch, logits, options, self.generator)
+        self.produced += 1
+        if self.counts is not None:
+            self.counts[token] += 1
+        if token in self.eos_ids:
+            return self._finish("stop")
+        if self.constraint is not None:
+            self.constraint.consume(token)
+        visible, hit = self.stops.feed(self.text.push(token))
+        if visible:
+            self.emit(visible)
+            self.emitted += len(visible)
+        self.marks.append(self.emitted)
+        if hit:
+            return self._finish("stop", flushed=True)
+        if self.repeats is not None and (repeated := self.repeats.feed(token)) is not None:
+            kept = self.produced - repeated  # the tokens before the repeats
+            self.emit(Finished(REPETITION, self.produced,
+                               self.marks[kept - 1] if kept > 0 else 0))
+            self.done = True
+            return None
+        if self.constraint is not None and self.constraint.done:
+            return self._finish("stop")
+        if self.produced >= options.max_tokens:
+            return self._finish("length")
+        return token
+
+    def _finish(self, reason: str, flushed: bool = False) -> None:
+        if not flushed and reason != "cancelled":
+            visible, hit = self.stops.feed(self.text.flush())
+            visible += "" if hit else self.stops.flush()
             if visible:
-                yield visible
-            if hit:
-                yield Finished("stop", produced)
-                return
-            if constraint is not None and constraint.done:
-                reason = "stop"
-                break
-            inputs = torch.tensor([[token]], device=device)
-    visible, hit = stops.feed(text.flush())
-    visible += "" if hit else stops.flush()
-    if visible:
-        yield visible
-    yield Finished("stop" if hit else reason, produced)
+                self.emit(visible)
+            reason = "stop" if hit else reason
+        self.emit(Finished(reason, self.produced))
+        self.done = True
+        return None
 
 
 def _penalised(options: DecodeOptions) -> bool:

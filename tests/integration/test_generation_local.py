@@ -92,30 +92,27 @@ async def backend(model_dir: Path) -> LocalBackend:
 
 def count_forward_passes(backend: LocalBackend, delay: float = 0.0,
                          reached: tuple[int, asyncio.Event] | None = None) -> dict[str, int]:
-    """Count the model's forward passes (and the most running at once), optionally slowed.
+    """Count the engine's forward passes (and the most sequences in one), optionally slowed.
 
     `reached=(k, event)` sets the event once k passes have run.
     """
-    stats = {"calls": 0, "active": 0, "max_active": 0}
-    lock = threading.Lock()
+    stats = {"calls": 0, "max_active": 0}
     loop = asyncio.get_running_loop()
+    runner = backend._engine.runner
 
-    def before(module, args, kwargs):
-        with lock:
-            stats["active"] += 1
-            stats["max_active"] = max(stats["max_active"], stats["active"])
-        time.sleep(delay)
-
-    def after(module, args, kwargs, output):
-        with lock:
-            stats["active"] -= 1
+    def counted(forward, rows):
+        def run(*args):
+            stats["max_active"] = max(stats["max_active"], rows(*args))
+            time.sleep(delay)
+            out = forward(*args)
             stats["calls"] += 1
             if reached is not None and stats["calls"] == reached[0]:
                 loop.call_soon_threadsafe(reached[1].set)
+            return out
+        return run
 
-    model = backend._loaded.model
-    model.register_forward_pre_hook(before, with_kwargs=True)
-    model.register_forward_hook(after, with_kwargs=True)
+    runner.prefill = counted(runner.prefill, lambda slot, ids: 1)
+    runner.step = counted(runner.step, lambda slots, tokens: len(slots))
     return stats
 
 
@@ -364,3 +361,45 @@ async def test_schema_the_grammar_compiler_rejects_is_a_bad_request(backend):
         await backend.chat(PROMPT, ChatParams(max_tokens=5), schema={"type": "nonsense"})
     assert caught.value.param == "response_format"
     assert "nonsense" in caught.value.message
+
+
+def test_the_compact_decoder_matches_the_model_and_batches_without_changing_a_row(model_dir):
+    from generation.local.llama import LlamaRunner, supported
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    assert supported(model)
+    prompt = [5, 17, 42, 9, 33, 61]
+    with torch.inference_mode():
+        expected = model(input_ids=torch.tensor([prompt + [7, 8]])).logits[0]
+        for weights, tolerance in (("float32", 1e-4), ("int8", 5e-2)):
+            runner = LlamaRunner(model, weights)
+            runner.open(0)
+            runner.open(1)
+            first = runner.prefill(0, prompt)
+            runner.prefill(1, prompt[:3])
+            assert torch.allclose(first, expected[len(prompt) - 1], atol=tolerance)
+            # slot 0 and a slot of another length stepped together: row 0 is what slot 0
+            # alone gives
+            together = runner.step([0, 1], [7, 99])
+            assert torch.allclose(together[0], expected[len(prompt)], atol=tolerance)
+            alone = LlamaRunner(model, weights)
+            alone.open(0)
+            alone.prefill(0, prompt[:3])
+            assert torch.allclose(alone.step([0], [99])[0], together[1], atol=tolerance)
+            assert torch.allclose(runner.step([0], [8])[0], expected[len(prompt) + 1],
+                                  atol=tolerance)
+
+
+async def test_two_requests_at_once_decode_in_one_batch(model_dir):
+    backend = LocalBackend(str(model_dir), device="cpu", max_new_tokens=24, model_name="tiny",
+                           concurrency=2)
+    await backend.start()
+    try:
+        stats = count_forward_passes(backend, delay=0.002)
+        results = await asyncio.gather(*(backend.chat(PROMPT, ChatParams(max_tokens=12))
+                                         for _ in range(2)))
+        assert [r.usage.completion_tokens for r in results] == [12, 12]
+        assert results[0].text == results[1].text  # greedy: the batch changes no row
+        assert stats["max_active"] == 2
+    finally:
+        await backend.aclose()

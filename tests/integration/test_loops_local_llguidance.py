@@ -84,12 +84,16 @@ async def local(model_dir: Path):
     backend = LocalBackend(str(model_dir), device="cpu", max_new_tokens=700, model_name="tiny")
     await backend.start()
     quote = backend._loaded.tokenizer.convert_tokens_to_ids('"')
+    runner = backend._engine.runner
 
-    def bias(module, args, output):
-        output[..., quote] += QUOTE_BIAS
-        return output
+    def biased(forward):
+        def run(*args):
+            logits = forward(*args)
+            logits[..., quote] += QUOTE_BIAS
+            return logits
+        return run
 
-    backend._loaded.model.lm_head.register_forward_hook(bias)
+    runner.prefill, runner.step = biased(runner.prefill), biased(runner.step)
     yield backend
     await backend.aclose()
 

@@ -136,6 +136,7 @@ def loop_request(req: ResponseCreateRequest, messages: list[Message], params: Ch
 
 # -- response direction -------------------------------------------------------------------------
 
+# A text cut where it began repeating itself (REPETITION) is complete as kept.
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 
 
