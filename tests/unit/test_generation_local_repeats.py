@@ -44,12 +44,11 @@ def test_refrains_and_repeated_labels_are_not_loops(text: str) -> None:
 
 def test_the_guard_fires_once_three_units_in_a_row_span_enough_tokens() -> None:
     unit = list(range(100, 116))  # 16 tokens
-    guard, fired = RepeatGuard(), None
-    for i, token in enumerate([1, 2, 3, *unit * 5]):
-        if (fired := guard.feed(token)) is not None:
-            break
-    # fired at the end of the third copy: the last two copies repeat the first
-    assert i == 3 + 3 * 16 - 1 and fired == 2 * 16
+    guard = RepeatGuard()
+    fired = [(i, n) for i, token in enumerate([1, 2, 3, *unit * 5])
+             if (n := guard.feed(token)) is not None]
+    # first at the end of the third copy: the last two copies repeat the first
+    assert fired[0] == (3 + 3 * 16 - 1, 2 * 16)
     assert repeated_tail([1, 2, 3, *unit * 3]) == 32
 
 

@@ -17,7 +17,7 @@ from generation.types import ChatParams
 from loops.answer import clean_answer, looping, off_language, padded, scaffolding
 from loops.options import LoopOptions
 from loops.prompting import render_history
-from loops.record import LOOPING_KEY, PADDED_KEY, to_record
+from loops.record import PADDED_KEY, to_record
 from loops.rewrite import render_reflection
 from loops.trace import Reflection, ReflectionItem
 from tests.unit.test_loops_controller import QUERY, World, make_loop
