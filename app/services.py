@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from generation.base import Backend
 from generation.types import ChatParams
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
+from loops.judges.calibration import JudgeStatus
 from loops.memory_step import MemoryStep
 from memory.bank import MemoryBank
 from rubrics.cache import ChecklistCache, MemoryChecklistCache, RedisChecklistCache
@@ -59,6 +61,8 @@ class Services:
     chat: ChatService
     response_writer: ResponseWriter
     responses: ResponsesService
+    judge_status: JudgeStatus | None = None
+    probing: asyncio.Task[Any] | None = None
 
 
 async def open_services(settings: Settings, *, backend: Backend | None = None,
@@ -117,8 +121,12 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         step = MemoryStep(memory, judge, backend, judge_params, k=m.recall_k,
                           select_max=m.select_max, margin=m.remember_margin,
                           floor=m.recall_floor)
+    judge_status = None
+    if reflection.judge_probe:
+        judge_status = JudgeStatus(judge, judge_params, judge_params.model or "",
+                                   settings.data.dir / "judge_probe.json")
     loop = ReflectionLoop(backend, judge, provider, judge_params=judge_params, memory=step,
-                          retries=reflection.retries)
+                          retries=reflection.retries, judge_status=judge_status)
     admin = settings.admin.key.get_secret_value() if settings.admin.key else None
     loop_service = LoopService(backend, metrics, settings.model, loop=loop, recorder=recorder,
                                defaults=reflection, backend_name=settings.resolved_backend,
@@ -147,7 +155,21 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         response_writer=response_writer,
         responses=ResponsesService(loop_service, StoredResponses(stored_responses,
                                                                  response_writer, metrics)),
+        judge_status=judge_status,
+        probing=_probe(judge_status),
     )
+
+
+def _probe(status: JudgeStatus | None) -> asyncio.Task[Any] | None:
+    """The judge's probe, in the background (requests are served meanwhile; until it ends,
+    `auto` gives the judge no calls); a result kept from an earlier start needs none."""
+    if status is None:
+        return None
+    if status.result is not None:
+        log.info("%s (kept from an earlier probe)", status.line())
+        return None
+    log.info("probing the judge %s in the background", status.model)
+    return asyncio.ensure_future(status.run())
 
 
 def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
@@ -160,6 +182,10 @@ def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:
 
 
 async def close_services(services: Services) -> None:
+    if services.probing is not None and not services.probing.done():
+        services.probing.cancel()
+        with contextlib.suppress(BaseException):
+            await services.probing
     await services.loop_service.aclose()
     await services.recorder.aclose()
     await services.response_writer.aclose()

@@ -125,10 +125,11 @@ class ReflectionSettings(BaseModel):
     max_rounds: int = Field(5, ge=0, le=10)
     threshold: float = Field(0.9, ge=0, le=1)
     candidates: int = Field(1, ge=1, le=8)
-    evaluation: Literal["joint", "per_dimension", "holistic", "checks"] = Field(
-        "joint", description="joint / per_dimension: the checklist judge; holistic: one overall "
-        "critique; checks: the request's own checks in code, no judge (a request stating "
-        "none is judged jointly)")
+    evaluation: Literal["auto", "joint", "per_dimension", "holistic", "checks"] = Field(
+        "auto", description="auto: the request's own checks in code when it states any, else "
+        "the checklist judge once its probe showed it can judge, else the draft; joint / "
+        "per_dimension: the checklist judge; holistic: one overall critique; checks: the "
+        "request's own checks in code, no judge (a request stating none is judged jointly)")
     memory: bool = True
     checklist_mode: Literal["three_agent", "fused"] = "three_agent"
     fuse_reflection: bool = True
@@ -138,6 +139,13 @@ class ReflectionSettings(BaseModel):
     max_dimensions: int = Field(8, ge=1, le=12)
     token_budget: int = Field(200_000, ge=0, description="tokens per loop; 0 = unlimited")
     time_budget: float = Field(600.0, ge=0, description="seconds per loop; 0 = unlimited")
+    token_budget_ratio: float = Field(3.0, ge=0, description="no new round once the loop has "
+                                      "spent this many times the draft's tokens; 0 = off")
+    time_budget_ratio: float = Field(5.0, ge=0, description="seconds per loop as a multiple of "
+                                     "the draft's; 0 = off")
+    judge_probe: bool = Field(True, description="probe the judge once per model (pairs whose "
+                              "better text is known); under auto an unproven judge gets no "
+                              "calls")
     retries: int = Field(2, ge=0, le=5, description="retries of an invalid agent/judge answer")
     cache_size: int = Field(1024, ge=1, description="in-process checklist cache entries")
     cache_ttl: int = Field(7 * 24 * 3600, ge=1, description="Redis checklist cache TTL, seconds")

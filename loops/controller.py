@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -31,6 +32,7 @@ from loops.answer import finished, off_language, padded, scaffolding, unlooped
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
 from loops.degradation import Degradation, failed, with_outcome
 from loops.judges.assess import Assessor
+from loops.judges.calibration import JudgeStatus
 from loops.judges.holistic import RESOLVED as HOLISTIC
 from loops.judges.holistic import HolisticAssessor
 from loops.judges.requirements import ChecksAssessor, resolved_for, stated_checks
@@ -60,9 +62,12 @@ class MemoryStep(Protocol):
 class ReflectionLoop:
     def __init__(self, writer: Backend, judge: Backend, checklists: ChecklistProvider, *,
                  judge_params: ChatParams, memory: MemoryStep | None = None,
-                 clock: Callable[[], float] = time.monotonic, retries: int = 2) -> None:
+                 clock: Callable[[], float] = time.monotonic, retries: int = 2,
+                 judge_status: JudgeStatus | None = None) -> None:
         self.writer = writer
         self.judge = judge
+        # what `auto` asks before it calls the judge; None: the judge is taken as usable
+        self.judge_status = judge_status
         self.checklists = checklists
         self.judge_params = judge_params
         self.memory = memory
@@ -75,15 +80,25 @@ class ReflectionLoop:
                   emit: Emit | None = None) -> LoopTrace:
         assessor: Assessor | HolisticAssessor | ChecksAssessor
         fixed: Resolved | None = None
-        if options.evaluation == "checks":
+        unjudged: Degradation | None = None
+        if options.evaluation in ("checks", "auto"):
             # The request's own requirements decide (those of the checklist it chose, or those
-            # its words state); one that has none is judged.
+            # its words state); one that has none is judged (under `auto`, only by a judge
+            # that passed its probe; else its draft is the answer).
             chosen = await self.checklists.fixed(spec, namespace) if spec else None
             stated = chosen.checklist.checks if chosen is not None else ()
             stated = stated or await asyncio.to_thread(stated_checks, query)
             if stated:
                 fixed, assessor = resolved_for(stated, chosen), ChecksAssessor(stated)
-                options = replace(options, memory=False)
+                options = replace(options, memory=False, evaluation="checks")
+            elif options.evaluation == "auto" and self.judge_status is not None \
+                    and not self.judge_status.usable:
+                unjudged = Degradation("evaluate", "judge_unusable", self.judge_status.line(),
+                                       "answered the draft: the request states no check "
+                                       "code can run")
+                # nothing is scored: the draft is all the loop asks for
+                fixed, assessor = chosen or HOLISTIC, ChecksAssessor(())
+                options = replace(options, memory=False, max_rounds=0, evaluation="checks")
             else:
                 fixed, options = chosen, replace(options, evaluation="joint")
         if options.evaluation == "holistic":
@@ -109,9 +124,13 @@ class ReflectionLoop:
                         dimensions=len(resolved.checklist.dimensions))
         experiences: dict[str, Any] = recalled.as_dict() if recalled is not None else {}
         first, evaluated = y0, False
-        if revising is not None:
-            first, evaluated = await self._apply_memory(run, revising, y0, experiences)
-        stop, rounds = await self._rounds(run, first, evaluated)
+        if unjudged is not None:
+            run.degrade(unjudged)
+            stop, rounds = "unjudged", 0
+        else:
+            if revising is not None:
+                first, evaluated = await self._apply_memory(run, revising, y0, experiences)
+            stop, rounds = await self._rounds(run, first, evaluated)
         if not run.candidates:
             run.candidates = [y0]
         strict = options.evaluation == "checks"
@@ -272,10 +291,14 @@ class ReflectionLoop:
 
     @contextlib.asynccontextmanager
     async def _time_limit(self, run: RunState):  # type: ignore[no-untyped-def]
-        if run.options.time_budget is None:
+        budget = run.options.time_budget
+        ratio = run.options.time_budget_ratio
+        drafted = run.ledger.seconds["draft"]
+        if ratio is not None and drafted > 0:
+            budget = min(budget or math.inf, ratio * drafted)
+        if budget is None:
             yield
             return
-        budget = run.options.time_budget
         remaining = budget - (self.clock() - run.started)
         try:
             if remaining <= 0:
@@ -291,6 +314,10 @@ class ReflectionLoop:
 
     def _check_budget(self, run: RunState) -> None:
         budget = run.options.token_budget
+        ratio = run.options.token_budget_ratio
+        draft = run.ledger.usage["draft"].total_tokens
+        if ratio is not None and draft:
+            budget = min(budget or math.inf, ratio * draft)  # type: ignore[assignment]
         if budget is not None and run.ledger.total.total_tokens >= budget:
             raise Stop("budget")
 

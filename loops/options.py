@@ -6,11 +6,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 # holistic: loops.judges.holistic; checks: the request's checks alone, no judge
-# (loops.judges.requirements)
-EvaluationMode = Literal["joint", "per_dimension", "holistic", "checks"]
+# (loops.judges.requirements); auto: the request's checks when it states any, else the judge
+# once its probe has shown it can judge (loops.judges.calibration), else the draft
+EvaluationMode = Literal["auto", "joint", "per_dimension", "holistic", "checks"]
 ChecklistMode = Literal["three_agent", "fused"]
-# unchanged: the reviser gave the text back word for word, even when asked again, firmer
-STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded", "unchanged")
+# unchanged: the reviser gave the text back word for word, even when asked again, firmer;
+# unjudged: under `auto`, the request states no check code can run and the judge has not
+# shown it can judge, so the draft is the answer at its own cost
+STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded", "unchanged", "unjudged")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +26,11 @@ class LoopOptions:
     return_trace: bool = False
     token_budget: int | None = None   # all hidden calls together
     time_budget: float | None = None  # seconds for the whole loop
+    # budgets relative to the draft: no new round starts once the loop has spent this many
+    # times the draft's tokens (prompt and completion) or its seconds (the absolute budgets
+    # above stay the ceiling)
+    token_budget_ratio: float | None = None
+    time_budget_ratio: float | None = None
     checklist_mode: ChecklistMode = "three_agent"
     # Joint evaluation also writes the reflection for the next round in the same call: one
     # sequential call fewer per round. Per-dimension evaluation always reflects separately.

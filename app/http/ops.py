@@ -37,8 +37,10 @@ async def ready(request: Request) -> Response:
     db_ok, upstream_ok = await asyncio.gather(
         _bounded(ping(services.engine)), _bounded(services.backend.ready()))
     ok = db_ok and upstream_ok
-    body = {"status": "ready" if ok else "not ready",
-            "checks": {"database": db_ok, "upstream": upstream_ok}}
+    body: dict[str, Any] = {"status": "ready" if ok else "not ready",
+                            "checks": {"database": db_ok, "upstream": upstream_ok}}
+    if services.judge_status is not None:  # whether `auto` calls the judge, and why
+        body["judge"] = services.judge_status.as_dict()
     return JSONResponse(body, status_code=200 if ok else 503)
 
 

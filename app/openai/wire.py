@@ -113,7 +113,7 @@ class ReflectionOptions(BaseModel):
     threshold: float | None = Field(None, ge=0, le=1)
     candidates: int | None = Field(None, ge=1, le=8)
     checklist: dict[str, Any] | list[dict[str, Any]] | str | None = None
-    evaluation: Literal["joint", "per_dimension", "holistic", "checks"] | None = None
+    evaluation: Literal["auto", "joint", "per_dimension", "holistic", "checks"] | None = None
     memory: bool | None = None
     conform: bool | None = None
     return_trace: bool | None = None
