@@ -100,7 +100,11 @@ class ReflectionLoop:
                 fixed, assessor = chosen or HOLISTIC, ChecksAssessor(())
                 options = replace(options, memory=False, max_rounds=0, evaluation="checks")
             else:
-                fixed, options = chosen, replace(options, evaluation="joint")
+                # a judged loop costs its checklist and judgements too: the absolute budgets
+                # bound it, as when `joint` is asked for
+                fixed, options = chosen, replace(options, evaluation="joint",
+                                                 token_budget_ratio=None,
+                                                 time_budget_ratio=None)
         if options.evaluation == "holistic":
             # The LLM-as-a-Judge baseline: one overall critique per text, no checklist, no memory.
             fixed = HOLISTIC

@@ -51,8 +51,12 @@ def loop_options(opts: ReflectionOptions | None, defaults: ReflectionSettings) -
         return_trace=bool(o.return_trace),
         token_budget=defaults.token_budget or None,
         time_budget=defaults.time_budget or None,
-        token_budget_ratio=defaults.token_budget_ratio or None,
-        time_budget_ratio=defaults.time_budget_ratio or None,
+        # relative to the draft: the default path's bound (a loop scored in code); a loop
+        # that asks for its evaluation keeps the absolute budgets alone
+        token_budget_ratio=(defaults.token_budget_ratio or None) if evaluation == "auto"
+        else None,
+        time_budget_ratio=(defaults.time_budget_ratio or None) if evaluation == "auto"
+        else None,
         checklist_mode=defaults.checklist_mode,
         fuse_reflection=defaults.fuse_reflection,
         conform=pick(o.conform, defaults.conform),

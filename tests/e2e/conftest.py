@@ -145,6 +145,8 @@ class Server:
             "REDRAFT_UPSTREAM_RETRIES": str(UPSTREAM_RETRIES),
             "REDRAFT_UPSTREAM_BACKOFF": "0.01",
             "REDRAFT_UPSTREAM_TIMEOUT": str(UPSTREAM_TIMEOUT),
+            # a fake judge's replies are the tests' own: no probe takes them first
+            "REDRAFT_REFLECTION_JUDGE_PROBE": "false",
         })
         env.update({f"REDRAFT_{k.upper()}": v for k, v in settings.items()})
         self.log = data_dir / "server.log"
