@@ -19,8 +19,10 @@ async def open_memory(settings: Settings, experiences: ExperienceRepository,
     if not cfg.enabled:
         return None
     try:
+        # beside a local model, the embedder leaves the cores' OpenMP team to its decoder
         embedder = await open_embedder(cfg.embedder, cfg.embedder_path,
-                                       threads=cfg.embedder_threads)
+                                       threads=cfg.embedder_threads,
+                                       shared=settings.resolved_backend == "local")
     except EmbedderUnavailable as exc:
         raise EmbedderUnavailable(
             f"{exc.message}; or set REDRAFT_MEMORY_ENABLED=false to serve without the "

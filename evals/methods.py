@@ -34,7 +34,9 @@ class Variant:
         out: dict[str, Any] = {"max_rounds": self.max_rounds, "threshold": self.threshold}
         if self.method == "holistic":
             out["evaluation"] = "holistic"
-        elif self.method == "mrpo-human":
+            return out
+        out["evaluation"] = "joint"  # the paper's MRPO: the checklist judge, whatever the default
+        if self.method == "mrpo-human":
             out["checklist"] = query.ref
         return out
 

@@ -81,6 +81,11 @@ class ReflectionLoop:
         assessor: Assessor | HolisticAssessor | ChecksAssessor
         fixed: Resolved | None = None
         unjudged: Degradation | None = None
+        judge_ok = self.judge_status is None or self.judge_status.usable
+        if options.evaluation == "auto" and spec is not None and judge_ok:
+            # a request that chose its checklist asks for its dimensions to be judged
+            options = replace(options, evaluation="joint", token_budget_ratio=None,
+                              time_budget_ratio=None)
         if options.evaluation in ("checks", "auto"):
             # The request's own requirements decide (those of the checklist it chose, or those
             # its words state); one that has none is judged (under `auto`, only by a judge
@@ -91,8 +96,7 @@ class ReflectionLoop:
             if stated:
                 fixed, assessor = resolved_for(stated, chosen), ChecksAssessor(stated)
                 options = replace(options, memory=False, evaluation="checks")
-            elif options.evaluation == "auto" and self.judge_status is not None \
-                    and not self.judge_status.usable:
+            elif options.evaluation == "auto" and not judge_ok:
                 unjudged = Degradation("evaluate", "judge_unusable", self.judge_status.line(),
                                        "answered the draft: the request states no check "
                                        "code can run")

@@ -147,12 +147,13 @@ class BatchingEmbedder:
                                                                  release_freed_memory)
 
 
-def torch_threads(threads: int | None) -> Callable[[], None] | None:
-    """An initializer giving the embedding thread `threads` torch threads (None: one OpenMP
-    thread for this thread alone, so that a local model decoding in the same process keeps
-    its cores' team: see `generation.local.engine.one_openmp_thread`)."""
+def torch_threads(threads: int | None, shared: bool = False) -> Callable[[], None] | None:
+    """An initializer giving the embedding thread `threads` torch threads (None: torch's
+    default, one per core; or, `shared` with a local model decoding in the same process, one
+    OpenMP thread for this thread alone, so the decoder keeps its cores' team: see
+    `generation.local.engine.one_openmp_thread`)."""
     if threads is None:
-        return _one_openmp_thread
+        return _one_openmp_thread if shared else None
 
     def initialise() -> None:
         require("torch").set_num_threads(threads)
@@ -178,7 +179,7 @@ class SentenceTransformerEmbedder(BatchingEmbedder):
 
     def __init__(self, path_or_name: str, *, name: str | None = None, device: str = "cpu",
                  max_batch: int = MAX_BATCH, threads: int | None = None,
-                 bf16: bool = False) -> None:
+                 bf16: bool = False, shared: bool = False) -> None:
         st = require("sentence_transformers")
         self._torch = require("torch")
         try:
@@ -200,7 +201,8 @@ class SentenceTransformerEmbedder(BatchingEmbedder):
         self._direct = (hasattr(self._model, "preprocess")
                         and not getattr(self._model, "default_prompt_name", None)
                         and not getattr(self._model, "truncate_dim", None))
-        super().__init__(self._encode_sync, max_batch, initializer=torch_threads(threads))
+        super().__init__(self._encode_sync, max_batch,
+                         initializer=torch_threads(threads, shared))
 
     def _encode_sync(self, texts: list[str]) -> np.ndarray:
         if not self._direct or len(texts) > self._max_batch:
@@ -227,7 +229,8 @@ class BGEM3Embedder(BatchingEmbedder):
 
     def __init__(self, model_path: str, *, name: str = "BAAI/bge-m3", use_fp16: bool = False,
                  device: str | None = None, max_length: int = 512,
-                 max_batch: int = MAX_BATCH, threads: int | None = None) -> None:
+                 max_batch: int = MAX_BATCH, threads: int | None = None,
+                 shared: bool = False) -> None:
         flag = require("FlagEmbedding")
         kwargs: dict[str, Any] = {"use_fp16": use_fp16}
         if device is not None:
@@ -238,7 +241,8 @@ class BGEM3Embedder(BatchingEmbedder):
             raise EmbedderUnavailable(f"cannot load BGE-M3 from {model_path!r}: {exc}") from exc
         self._max_length = max_length
         self.name = name
-        super().__init__(self._encode_sync, max_batch, initializer=torch_threads(threads))
+        super().__init__(self._encode_sync, max_batch,
+                         initializer=torch_threads(threads, shared))
         self.dim = int(self._encode_sync(["dimension probe"]).shape[1])
 
     def _encode_sync(self, texts: list[str]) -> np.ndarray:
@@ -286,6 +290,7 @@ def build_embedder(kind: str = "default", path: str | None = None, **kwargs: Any
     if kind not in EMBEDDERS:
         raise EmbedderUnavailable(f"unknown embedder {kind!r}; one of {['default', *EMBEDDERS]}")
     if kind == "hashing":
+        kwargs.pop("shared", None)
         return HashingEmbedder(**kwargs)
     if not path:
         raise EmbedderUnavailable(f"embedder {kind!r} needs a model path")
@@ -293,10 +298,10 @@ def build_embedder(kind: str = "default", path: str | None = None, **kwargs: Any
 
 
 async def open_embedder(kind: str = "default", path: str | None = None, **kwargs: Any) -> Embedder:
-    """`build_embedder` in a worker thread, for the app's lifespan (that thread's torch work
-    on one OpenMP thread, as the embedding thread's)."""
+    """`build_embedder` in a worker thread, for the app's lifespan (`shared` with a local
+    model: that thread's torch work on one OpenMP thread, as the embedding thread's)."""
     def build() -> Embedder:
-        if kind != "hashing" and kwargs.get("threads") is None:
+        if kind != "hashing" and kwargs.get("threads") is None and kwargs.get("shared"):
             with contextlib.suppress(ImportError):
                 _one_openmp_thread()
         return build_embedder(kind, path, **kwargs)

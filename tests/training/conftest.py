@@ -156,7 +156,8 @@ REAL_CHECKLIST = {"dimensions": [
                "Wrong tone for the reader.", "Tone mostly fits.",
                "Tone fits the reader and purpose exactly."),
 ]}
-REAL_REFLECTION = {"max_rounds": 1, "memory": False, "checklist": REAL_CHECKLIST}
+REAL_REFLECTION = {"max_rounds": 1, "memory": False, "checklist": REAL_CHECKLIST,
+                   "evaluation": "joint"}  # judged loops, whatever the judge's probe says
 REAL_CALL_TOKENS = 96  # the cap on each judge call of the loop and of GSPO's reward
 REAL_ANSWER_TOKENS = 32
 
