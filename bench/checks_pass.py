@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.settings import ReflectionSettings
 from bench.checks_extraction import labels, load
 from bench.quality import open_backend
 from generation.types import ChatParams
@@ -190,9 +191,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     name = args.model if args.upstream else (await writer.models())[0]
     params = ChatParams(model=name, temperature=0.0, max_tokens=args.max_tokens)
     judge_params = ChatParams(model=name, temperature=0.0, max_tokens=args.judge_max_tokens)
+    # `auto` with the server's default budgets relative to the draft
+    defaults = ReflectionSettings()
+    auto = args.evaluation == "auto"
     options = LoopOptions(max_rounds=args.max_rounds, threshold=args.threshold, memory=False,
                           checklist_mode=args.checklist_mode, conform=not args.no_conform,
-                          evaluation=args.evaluation, candidates=args.candidates)
+                          evaluation=args.evaluation, candidates=args.candidates,
+                          token_budget_ratio=defaults.token_budget_ratio if auto else None,
+                          time_budget_ratio=defaults.time_budget_ratio if auto else None)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
     out = args.out.open("a", encoding="utf-8") if args.out else None
     with tempfile.TemporaryDirectory() as tmp:
@@ -263,7 +269,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--checklist-mode", default="three_agent",
                         choices=("three_agent", "fused"))
-    parser.add_argument("--evaluation", default="joint", choices=("joint", "checks"),
+    parser.add_argument("--evaluation", default="joint", choices=("joint", "checks", "auto"),
                         help="checks: the request's own checks score the loop, no judge")
     parser.add_argument("--retries", type=int, default=1)
     parser.add_argument("--no-conform", action="store_true",
