@@ -24,11 +24,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import socket
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 PROMPT = "Write a story about a dragon who loves tea. Use at least 5 paragraphs."
 MESSAGES = [{"role": "user", "content": PROMPT}]
@@ -79,6 +82,13 @@ def _local(folder: Path, tokens: int, threads: int, repeats: int) -> tuple[float
         return one, two
 
     return asyncio.run(run())
+
+
+def _apart(measure: Any, *args: Any) -> Any:
+    """`measure(*args)` in a fresh process."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=context) as pool:
+        return pool.submit(measure, *args).result()
 
 
 def _free_port() -> int:
@@ -146,8 +156,9 @@ def main(argv: list[str] | None = None) -> None:
         folder = Path(source.location)
         if source.kind == "gguf":
             folder = cached_folder(folder, Path(tmp) / "models")
-        hf = _transformers(folder, args.tokens, args.threads, args.repeats)
-        one, two = _local(folder, args.tokens, args.threads, args.repeats)
+        # each in a process of its own: an OpenMP team left by one would slow the next
+        hf = _apart(_transformers, folder, args.tokens, args.threads, args.repeats)
+        one, two = _apart(_local, folder, args.tokens, args.threads, args.repeats)
         peer = None
         if (args.llama_cpp_python or args.llama_server) and source.kind == "gguf":
             peer = _llama_cpp(Path(source.location), args)
