@@ -9,7 +9,9 @@ and per language. For the agents, what is scored is what a checklist carries (th
 merged with the agent's checks that survive the quote rule), and `added_by_agent` scores the
 agent's own additions alone. `prepass` is scored on the development file the rules were
 corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before the pre-pass
-ever ran on them (see tests/data/checks/SOURCE.md), `short` on the short
+ever ran on them (see tests/data/checks/SOURCE.md), `phrasings_heldout` (kind-level, as
+`outofsource`) on requests in other wordings written blind to the rules and never used to
+correct them (`phrasings_heldout.jsonl`), `short` on the short
 instruction-following requests of `verifiable_short.jsonl` and `phrasings` on the requests
 written for the phrasings' development (`phrasings_dev.jsonl`: every kind in many wordings,
 with negatives), whatever --data names. `outofsource` is the out-of-source set
@@ -48,6 +50,7 @@ HELDOUT3 = DATA.with_name("writingbench_checks_heldout3.jsonl")
 SHORT = DATA.parent / "verifiable_short.jsonl"
 PHRASINGS = DATA.parent / "phrasings_dev.jsonl"
 OUTOFSOURCE = DATA.parent / "outofsource.jsonl"
+PHRASINGS_HELDOUT = DATA.parent / "phrasings_heldout.jsonl"
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -243,6 +246,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="a third such file, drawn after the second one's errors were seen")
     p.add_argument("--outofsource", type=Path, default=OUTOFSOURCE,
                    help="requests written blind to the pre-pass phrasings (kind-level figures)")
+    p.add_argument("--phrasings-heldout", type=Path, default=PHRASINGS_HELDOUT,
+                   help="requests written blind to the rules, in other wordings, held out "
+                        "from their development (kind-level figures)")
     p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
@@ -266,6 +272,8 @@ def main(argv: list[str] | None = None) -> None:
             report[key] = held_out_figures(path)
     if args.outofsource.is_file():
         report["outofsource"] = out_of_source_figures(args.outofsource)
+    if args.phrasings_heldout.is_file():
+        report["phrasings_heldout"] = out_of_source_figures(args.phrasings_heldout)
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
         found, said = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model,
