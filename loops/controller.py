@@ -15,9 +15,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -40,7 +38,7 @@ from loops.options import LoopOptions
 from loops.prompting import Attempt, measured_change
 from loops.reflection import with_checks
 from loops.rewrite import UNCHANGED_NOTE, answer_anew, revision_request, rewrite, varied
-from loops.scoring import RunState, Scorer, Stop
+from loops.scoring import ANEW, RunState, Scorer, Stop, check_spent, round_form, time_limit
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
 from rubrics.checks import conform
 from rubrics.topic import off_topic
@@ -274,7 +272,7 @@ class ReflectionLoop:
         opts = run.options
         strict = opts.evaluation == "checks"
         try:
-            async with self._time_limit(run):
+            async with time_limit(run, self.clock):
                 current = first if evaluated else await self.scorer.evaluate(
                     run, first, want_reflection=opts.max_rounds > 0)
                 if current.score is None:
@@ -283,7 +281,7 @@ class ReflectionLoop:
                 for t in range(1, opts.max_rounds + 1):
                     if finished(_best(run.candidates or [], strict=strict), opts.threshold):
                         return "threshold", t - 1
-                    self._check_budget(run)
+                    check_spent(run)
                     current = await self._round(run, t, current, history)
                     if current is None:
                         return "degraded", t
@@ -296,38 +294,6 @@ class ReflectionLoop:
             # An upstream failure mid-loop: the best text so far is still a good answer.
             run.degrade(failed("loop", exc))
             return "degraded", max((c.round for c in run.candidates or []), default=0)
-
-    @contextlib.asynccontextmanager
-    async def _time_limit(self, run: RunState):  # type: ignore[no-untyped-def]
-        budget = run.options.time_budget
-        ratio = run.options.time_budget_ratio
-        drafted = run.ledger.seconds["draft"]
-        if ratio is not None and drafted > 0:
-            budget = min(budget or math.inf, ratio * drafted)
-        if budget is None:
-            yield
-            return
-        remaining = budget - (self.clock() - run.started)
-        try:
-            if remaining <= 0:
-                raise TimeoutError
-            async with asyncio.timeout(remaining):
-                yield
-        except TimeoutError:
-            if not any(c.score is not None for c in run.candidates or ()):
-                # cut before any text was scored: the loop did not run, and says so
-                run.degrade(Degradation("evaluate", "timeout", f"the loop's time budget of "
-                                        f"{budget:g} s ran out before the draft was scored", ""))
-            raise Stop("budget") from None
-
-    def _check_budget(self, run: RunState) -> None:
-        budget = run.options.token_budget
-        ratio = run.options.token_budget_ratio
-        draft = run.ledger.usage["draft"].total_tokens
-        if ratio is not None and draft:
-            budget = min(budget or math.inf, ratio * draft)  # type: ignore[assignment]
-        if budget is not None and run.ledger.total.total_tokens >= budget:
-            raise Stop("budget")
 
     async def _round(self, run: RunState, t: int, current: Candidate,
                      history: list[Attempt]) -> Candidate | None:
@@ -348,8 +314,10 @@ class ReflectionLoop:
         await run.event("reflected", round=t, dimensions=[i.dimension for i in critique.items])
         more = t < run.options.max_rounds
         k = run.options.candidates
+        form = round_form(run, current, revision_request(
+            critique, list(history), current.checks, _cut_text(current)), k)
         results = await asyncio.gather(*(
-            self._child(run, t, current, critique, history, more, i, k)
+            self._child(run, t, current, critique, history, more, i, k, anew=form == ANEW)
             for i in range(k)), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, RedraftError):
@@ -378,18 +346,18 @@ class ReflectionLoop:
 
     async def _child(self, run: RunState, t: int, parent: Candidate, critique: Any,
                      history: list[Attempt], want_reflection: bool, index: int = 0,
-                     k: int = 1) -> Candidate:
+                     k: int = 1, anew: bool = False) -> Candidate:
         """The `index`-th of `k` rewrites of `parent`, evaluated: the first sampled as the
         request asks, the others varied (`loops.rewrite.varied`). A rewrite that gives the
         text back unchanged (once the exact changes are made) is asked once more, varied too:
         where `parent` fails checks, as a new answer to the request with those checks stated
         and no draft to copy (`loops.rewrite.answer_anew`); otherwise with a firmer
-        instruction. The candidate says so (`retried`)."""
+        instruction. The candidate says so (`retried`). `anew`: asked as a new answer from
+        the start (a revision would not fit the loop's relative budget)."""
         t0 = self.clock()
-        request = revision_request(critique, list(history), parent.checks,
-                                   parent.text if parent.finish_reason == "length" else None)
+        request = revision_request(critique, list(history), parent.checks, _cut_text(parent))
         text, completion, met, cut = await self._rewritten(run, parent, request,
-                                                           varied(run.params, index))
+                                                           varied(run.params, index), anew=anew)
         retried = False
         if text.strip() == parent.text.strip():
             retried = True
@@ -434,6 +402,11 @@ class ReflectionLoop:
         if run.options.conform and run.checks:
             text, met = conform(text, run.checks)
         return text, completion, met, finish_reason
+
+
+def _cut_text(candidate: Candidate) -> str | None:
+    """The candidate's text when the length limit cut it (the reviser is told so)."""
+    return candidate.text if candidate.finish_reason == "length" else None
 
 
 def _draft(run: RunState, parent: Candidate) -> Candidate:

@@ -1,15 +1,27 @@
 """The state of one running loop, and how a candidate is scored in it: the exact changes
 made first, one judgement per text, the judge asked again when it did not read a revision,
-an unquoted gain held at the parent's score, and every failure's cause kept."""
+an unquoted gain held at the parent's score, and every failure's cause kept; and what the
+loop may still spend.
+
+Budgets: the absolute ones (tokens, seconds), and under `auto` budgets relative to what the
+draft cost, with each round's cost forecast before the round starts. A revision repeats the
+request and the current text and writes the text again: about twice the draft's tokens and the
+reviser's instructions on top. Under a relative budget a round starts only when its forecast
+fits what is left; when a revision does not fit but a new answer told the missed checks does
+(no draft in its prompt), the round asks anew; when neither fits, the loop stops at `budget`
+before spending. The absolute budgets are ceilings checked as spent."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from generation.conversation import target_text
+from generation.conversation import message_text, target_text
 from generation.errors import RedraftError
 from generation.types import ChatParams, Message
 from loops.answer import looping, shrank
@@ -18,6 +30,7 @@ from loops.judges.assess import Assessment, Assessor, contrast_note, judged_alik
 from loops.judges.holistic import HolisticAssessor
 from loops.judges.requirements import ChecksAssessor
 from loops.options import LoopOptions
+from loops.rewrite import anew_messages, revision_messages
 from loops.trace import Candidate, Emit, Ledger
 from rubrics.checklist import Checklist
 from rubrics.checks import Check, conform, run_checks
@@ -156,3 +169,95 @@ class Scorer:
         run.ledger.add("evaluate", again.usage, again.calls, self.clock() - t0)
         log.info("judge gave a differing revision its parent's scores; asked again")
         return (again if again.evaluation is not None else a), True
+
+
+# -- budgets ------------------------------------------------------------------------------
+
+REVISE, ANEW = "revise", "anew"
+
+
+def token_budget(run: RunState) -> float | None:
+    """The loop's token budget: the absolute one, or the draft's tokens times the ratio when
+    that is less."""
+    budget = run.options.token_budget
+    ratio = run.options.token_budget_ratio
+    draft = run.ledger.usage["draft"].total_tokens
+    if ratio is not None and draft:
+        return min(budget or math.inf, ratio * draft)
+    return budget
+
+
+def check_spent(run: RunState) -> None:
+    """Stop at `budget` once the loop has spent its token budget."""
+    budget = token_budget(run)
+    if budget is not None and run.ledger.total.total_tokens >= budget:
+        raise Stop("budget")
+
+
+def round_form(run: RunState, current: Candidate, request: str, k: int = 1) -> str:
+    """How the next round's `k` rewrites of `current` are asked under a relative token budget:
+    `REVISE` when revising fits what is left, `ANEW` when only a new answer told the missed
+    checks fits; Stop at `budget` when neither does. Without a relative budget: `REVISE`."""
+    if run.options.token_budget_ratio is None or not run.ledger.usage["draft"].total_tokens:
+        return REVISE
+    left = (token_budget(run) or math.inf) - run.ledger.total.total_tokens
+    writes = _completion_tokens(current, run.ledger)
+    prompt = _Prompts(run.query, run.ledger, len(current.text) / writes if writes else 4.0)
+    if k * (prompt.tokens(revision_messages(run.query, current.text, request)) + writes) <= left:
+        return REVISE
+    if any(not o.passed for o in current.checks):
+        if k * (prompt.tokens(anew_messages(run.query, current.checks)) + writes) <= left:
+            return ANEW
+    raise Stop("budget")
+
+
+def _completion_tokens(current: Candidate, ledger: Ledger) -> int:
+    """What a rewrite of `current` is expected to write: as many tokens as `current` took."""
+    if current.usage is not None and current.usage.completion_tokens:
+        return current.usage.completion_tokens
+    return ledger.usage["draft"].completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class _Prompts:
+    """A prompt's tokens, forecast from the draft's: the draft's prompt tokens (the request
+    with its chat template) and the characters added to it at the rate of the text written."""
+
+    query: Sequence[Message]
+    ledger: Ledger
+    chars_per_token: float
+
+    def tokens(self, messages: Sequence[Message]) -> int:
+        added = _chars(messages) - _chars(self.query)
+        base = self.ledger.usage["draft"].prompt_tokens
+        return base + max(0, math.ceil(added / max(self.chars_per_token, 1.0)))
+
+
+def _chars(messages: Sequence[Message]) -> int:
+    return sum(len(message_text(m)) for m in messages)
+
+
+@contextlib.asynccontextmanager
+async def time_limit(run: RunState, clock: Callable[[], float]) -> AsyncIterator[None]:
+    """The rounds within what is left of the loop's time budget (the absolute one, or the
+    draft's seconds times the ratio when that is less); Stop at `budget` past it."""
+    budget = run.options.time_budget
+    ratio = run.options.time_budget_ratio
+    drafted = run.ledger.seconds["draft"]
+    if ratio is not None and drafted > 0:
+        budget = min(budget or math.inf, ratio * drafted)
+    if budget is None:
+        yield
+        return
+    remaining = budget - (clock() - run.started)
+    try:
+        if remaining <= 0:
+            raise TimeoutError
+        async with asyncio.timeout(remaining):
+            yield
+    except TimeoutError:
+        if not any(c.score is not None for c in run.candidates or ()):
+            # cut before any text was scored: the loop did not run, and says so
+            run.degrade(Degradation("evaluate", "timeout", f"the loop's time budget of "
+                                    f"{budget:g} s ran out before the draft was scored", ""))
+        raise Stop("budget") from None

@@ -112,11 +112,26 @@ def test_a_proven_judge_judges_a_request_with_no_check() -> None:
     assert trace.stop_reason == "threshold" and trace.answer.score == 1.0
 
 
-def test_no_round_starts_once_the_loop_spent_its_multiple_of_the_draft() -> None:
+def test_no_round_starts_that_its_forecast_says_would_pass_the_multiple_of_the_draft() -> None:
     from tests.unit.test_loops_checks import Script
 
     long = " ".join(f"w{i}" for i in range(30))
     script = Script([long, long + " more", long + " again"], {})
     trace = script.run((), query=COUNTED, evaluation="checks", max_rounds=5, threshold=1.0,
                        token_budget_ratio=1.5)
-    assert trace.stop_reason == "budget" and trace.rounds == 1
+    assert trace.stop_reason == "budget" and trace.rounds == 0
+    assert len(script.writer.calls) == 1  # the draft alone: a rewrite would cost more
+
+
+def test_a_revision_that_would_not_fit_is_asked_anew_when_that_fits() -> None:
+    from tests.unit.test_loops_checks import Script
+
+    long = " ".join(f"w{i}" for i in range(80))
+    script = Script([long, "A quiet kettle for your tea."], {})
+    trace = script.run((), query=COUNTED, evaluation="checks", max_rounds=5, threshold=1.0,
+                       token_budget_ratio=3.0)
+    asked = script.writer.calls[1].messages
+    # a new answer told the missed check, without the draft to copy (cheaper than revising)
+    assert long not in str(asked) and "at most 12 words" in asked[-1]["content"]
+    assert trace.stop_reason == "threshold" and trace.rounds == 1
+    assert trace.ledger.total.total_tokens <= 3 * trace.ledger.usage["draft"].total_tokens
