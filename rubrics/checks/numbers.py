@@ -1,5 +1,6 @@
-"""Numbers as requests write them: digits with thousands separators, English number words,
-Chinese numerals (八百, 三千五百, 两万, 1.5万); and the tolerance an approximate length gets."""
+"""Numbers as requests write them: digits with thousands separators, English number words
+(a pair of, two dozen), Chinese numerals (八百, 三千五百, 两万, 1.5万); and the tolerance an
+approximate length gets."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ _EN = {w: i for i, w in enumerate(
     "fifteen sixteen seventeen eighteen nineteen twenty".split())}
 _EN.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "hundred": 100,
             "a hundred": 100, "a thousand": 1000, "single": 1, "a single": 1, "a dozen": 12,
-            "half a dozen": 6})
+            "half a dozen": 6, "a pair of": 2})
 _ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
              "七": 7, "八": 8, "九": 9}
 _ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
@@ -27,10 +28,12 @@ EN_COMPOUND = (rf"(?:(?:(?:{_UNIT_WORD}|a)\s+hundred(?:\s+(?:and\s+)?{_BELOW_100
                rf"(?:{_UNIT_WORD}|a)\s+thousand(?:\s+(?:and\s+)?{_BELOW_100})?|"
                rf"(?:{_TEN_WORD})[\s-](?:{_UNIT_WORD})|(?:{_TEN_WORD}))\b(?![\s-]+(?:hundred|"
                r"thousand)\b))")
+# dozens: "two dozen", "3 dozen" (before the bare number, which would leave "dozen" behind)
+_DOZENS = rf"(?:\d+|{_UNIT_WORD})\s+dozen\b"
 # (a number starts a word, with a character a number can start with: the lookaround spares the
 # long alternation at every other position of a text)
 EN_NUMBER = (r"(?<![A-Za-z])(?=[\dzotfsenhaZOTFSENHA])"
-             r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?\s*[kK]\b|\d+|" + EN_COMPOUND + "|"
+             rf"(?:{_DOZENS}|\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?\s*[kK]\b|\d+|" + EN_COMPOUND + "|"
              + "|".join(sorted((re.escape(w) for w in _EN), key=len, reverse=True)) + ")")
 ZH_NUMBER = r"(?:\d+(?:\.\d+)?\s*万|\d+|[零〇一二两三四五六七八九十百千万]+)"
 
@@ -81,6 +84,10 @@ def to_int(text: str) -> int | None:
         return _EN[raw]
     if re.fullmatch(rf"{EN_COMPOUND}", raw):
         return _en_words(raw)
+    dozens = re.fullmatch(r"(\S+)\s+dozen", raw)
+    if dozens:
+        n = to_int(dozens.group(1))
+        return None if n is None else n * 12
     compact = raw.replace(",", "").replace(" ", "")
     if compact.endswith("k") and re.fullmatch(r"\d+(\.\d+)?k", compact):
         return round(float(compact[:-1]) * 1000)

@@ -5,7 +5,8 @@ request words it came from as its `quote`.
 
 Rules the labels of `tests/data/checks/` follow too:
 - "about / around / approximately N", "N字左右", "约N字" and a bare "a 500-word essay" or
-  "写一篇800字的" are `between` floor(0.8 N) and ceil(1.2 N) (`numbers.TOLERANCE`);
+  "写一篇800字的" are `between` floor(0.8 N) and ceil(1.2 N) (`numbers.TOLERANCE`), and so is
+  "in about 6 sentences";
 - "more than / over / exceeding N" and "超过N字" are `at least N+1`; "less than / under N"
   and "少于N字" are `at most N-1`; "no more than / within / up to N" is `at most N`;
 - a length per item ("800 words each", "每段100字") is not a whole-response count: skipped;
@@ -16,7 +17,9 @@ Rules the labels of `tests/data/checks/` follow too:
   length, the requirements or the body, or the length is said to be the total;
 - nor is a length said to be for one named part ("approximately 4,000 words for the main
   analysis section", "the introduction section should be about 200 words"), unless the part
-  named is the body or the whole;
+  named is the body or the whole; nor a length, count or keyword whose clause has a part as
+  its subject ("the subject line should be ... no longer than 6 words", "no paragraph may
+  exceed 120 words", "Every bullet must contain the word 'community'");
 - when the request asks for several versions ("长版……短版……", "每个版本", "a long version
   and a short version"), a length in a clause naming a version is that version's: skipped;
 - when the request asks for several texts ("撰写20条用户评价", "Write 5 reviews"), a length
@@ -30,13 +33,21 @@ Rules the labels of `tests/data/checks/` follow too:
 - a count of Chinese characters (N字) is `char_count`; a count of words is `word_count`
   (an English length asked in Chinese, "不超过八十个单词", too);
 - "N or more", "no fewer than N" are `at least N`; "N or fewer", "N words max", "tops N",
-  "word limit: N" and a negated bound ("don't go over N words") are `at most N`; "twice or
-  more" is `at least 2`; number words count ("two hundred words");
+  "word limit: N" and a negated strict bound ("don't go over N words", "must not contain more
+  than N bullet points", "Under no circumstances should it go over N words") are `at most N`;
+  "twice or more" is `at least 2`; number words count ("two hundred words", "two dozen", "a
+  pair of"); a second bound with its unit left unsaid is the same count's ("more than 250
+  words but no longer than 350");
 - a count of spans to highlight or set in bold with no qualifier ("highlight 3 sections",
   "bold the key terms": 1) is `at least` that many, and so are placeholders with no number
   but an example in brackets ("leave spots like [name] for me to fill in": 1);
 - N parts each under a heading of their own ("in 4 sections, each with a ## heading", "one
   heading per subsection, 2 subsections") are N headings, besides the parts' own count;
+- sections each opened by a word and their number ("each introduced by the word ARTICLE
+  followed by its number", "Begin each section with 'Act' and a number, with exactly 2
+  sections", "Mark each section as 'Day 1', 'Day 2', 'Day 3'": 3) are a `section_count` with
+  that word as marker; a P.P.S. keeps the period it is written with ("add a P.P.S. that
+  jokes ..."), unless that period ends the sentence;
 - every [[ ## name ## ]] marker the request writes is a field marker the response keeps, bar
   a DSPy-style prompt's input fields, one asked about and one in the user's own template;
 - the length of a text the request gives ("summarize this 2000-word article", "translate
@@ -44,7 +55,7 @@ Rules the labels of `tests/data/checks/` follow too:
 - a form asked of one part ("end each paragraph with ...", "paragraph 2 must begin with ...",
   "the title in all caps") or named as a topic (in a question about it, "explain when a comma
   is not allowed", "the structure of a 5-paragraph essay", "a game where players must avoid
-  saying 'yes'") is no check;
+  saying 'yes'", "an essay on why some companies ban the word 'problem'") is no check;
 - words a verb of using names ("include the keywords a, b and c") are each a keyword, and
   forbidden words where a negation precedes the verb in its clause ("do not use the words
   ..."); a language is the response's when the response, or the verb of answering, is said
@@ -70,7 +81,9 @@ from typing import Any
 
 from rubrics.checks.base import ParamsInvalid
 from rubrics.checks.model import Check
+from rubrics.checks.numbers import EN_NUMBER, to_int
 from rubrics.checks.phrasings import PART_OF, RULES
+from rubrics.checks.phrasings.shared import LESS_THAN_EN, MORE_THAN_EN, relation_of
 from rubrics.checks.scope import (
     EACH_FREE_KINDS,
     INTRO_OUTRO,
@@ -97,6 +110,34 @@ def _bounded_after(text: str, match: re.Match[str], params: dict[str, Any]) -> d
             else "at least"}
 
 
+# a strict bound and the negation governing it: "don't use more than 3 headings", "must not
+# contain more than 6 bullet points", "Under no circumstances should it go over 90 words"
+_STRICT = re.compile(rf"(?<!\bno\s)(?<!\bnot\s)\b(?P<q>{MORE_THAN_EN}|{LESS_THAN_EN})\s+"
+                     rf"(?P<n>{EN_NUMBER})", re.I)
+_NEGATED = re.compile(
+    r"(?:\b(?:do|does|did|must|should|may|might|can|could|will|would|shall)\s*not|"
+    r"\b(?:don|doesn|didn|mustn|shouldn|can|couldn|won|wouldn)['’]?t|\bcannot|\bnever|"
+    r"\b(?:under\s+no\s+circumstances|in\s+no\s+case|at\s+no\s+(?:point|time))\s+"
+    r"(?:should|must|may|can|will|shall|is|are)\s+\w+)\s+(?:\w+\s+){0,2}$", re.I)
+
+
+def _negated_bound(text: str, match: re.Match[str], params: dict[str, Any]) -> dict[str, Any]:
+    """A strict bound a negation governs is the other bound, not strict: "don't use more than
+    3 headings" is at most 3 (read alone, "more than 3" is at least 4), "must not have fewer
+    than 4 points" at least 4."""
+    strict = _STRICT.search(match.group(0))
+    if not strict or "relation" not in params:
+        return params
+    at = match.start() + strict.start()
+    if not _NEGATED.search(text, max(0, at - 60), at):
+        return params
+    n, more = to_int(strict.group("n")), relation_of(strict.group("q")) == "more than"
+    if n is None or (params["relation"], params["n"]) != (("at least", n + 1) if more
+                                                          else ("at most", max(0, n - 1))):
+        return params
+    return {**params, "relation": "at most" if more else "at least", "n": n}
+
+
 def _found(text: str) -> Iterator[tuple[int, Check]]:
     several = asks_for_several(text)
     for pattern, build in RULES:
@@ -105,7 +146,7 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
             for kind, params in build(match):
                 if each and kind not in EACH_FREE_KINDS:
                     continue
-                params = _bounded_after(text, match, params)
+                params = _negated_bound(text, match, _bounded_after(text, match, params))
                 if of_a_part(text, match, kind, several) or not_asked(text, match, kind, params):
                     continue
                 try:
@@ -118,7 +159,11 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
 _DIVIDER = re.compile(r"(?:markdown\s+divider|(?:separate[ds]?|divided?|split|mark\s+the\s+breaks?)"
                       r"\b[^.\n]{0,40}?\b"
                       r"(?:with|by|using))\s*:?\s*(?:the\s+)?"
-                      r"(?:markdown\s+divider\s*:?\s*)?`?(\*[ ]?\*[ ]?\*|-[ ]?-[ ]?-)`?|"
+                      r"(?:markdown\s+divider\s*:?\s*)?"
+                      # the mark on a line of its own: "with a line containing only ---"
+                      r"(?:an?\s+(?:line|row)\s+(?:containing|with|of|holding|that\s+(?:has|"
+                      r"contains|is))\s+(?:only|just|nothing\s+but)\s+)?"
+                      r"`?(\*[ ]?\*[ ]?\*|-[ ]?-[ ]?-)`?|"
                       r"用\s*(\*\*\*|---)\s*分隔", re.I)
 _SCHEMA = re.compile(r"json\s*schema|schema", re.I)
 SCHEMA_CHARS = 4000

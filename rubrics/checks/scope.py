@@ -1,13 +1,16 @@
 """Whether a reading is a requirement of the whole response; the pre-pass asks it of every
 match. Whose a length or count is: the response's, or one named part's, an item's, each of
 several texts' or one of several versions' (a labelled line, a list item, a contents list,
-"for the main section", "每个版本"...; `per_item`, `of_a_part`). And whether the words are
-asked of the response at all (`not_asked`): not when they sit in a question about the topic
-("Why do people type in all caps?", "为什么人们用 ALL CAPS？"), in a question about a form ("Is
-the five-paragraph essay format outdated?"), in a question asking how to do the user's own task
-("My essay needs 5 paragraphs, how do I structure it?", "一篇3000字的论文要写多久？"), or when
-they describe a text the user wrote or gives ("I wrote a 500-word essay", "这份报告分为四个部
-分，请帮我检查语法错误")."""
+"for the main section", "每个版本", a part as the subject of its clause: "the subject line
+should be no longer than 6 words", "no paragraph may exceed 120 words"...; `per_item`,
+`of_a_part`, `said_of_a_part`). And whether the words are asked of the response at all
+(`not_asked`): not when they sit in a question about the topic ("Why do people type in all
+caps?", "Why do some poets, like e.e. cummings, write in lowercase?", "为什么人们用 ALL
+CAPS？"), in a question about a form ("Is the five-paragraph essay format outdated?"), in a
+question asking how to do the user's own task ("My essay needs 5 paragraphs, how do I
+structure it?", "一篇3000字的论文要写多久？"), when they describe a text the user wrote or gives
+("I wrote a 500-word essay", "这份报告分为四个部分，请帮我检查语法错误"), or when they are said of
+each part ("Every bullet must contain the word 'community'")."""
 
 from __future__ import annotations
 
@@ -44,7 +47,8 @@ WHOLE_LABEL = re.compile(
     r"\bstructure\b|\blayout\b|\bshape\b|\bform\b|\borgani[sz]ation\b", re.I)
 # "全文", "in total": a length said to be the total is the response's however it is placed
 TOTAL = re.compile(r"总(?:字数|长度|篇幅|计|共)|全文|全篇|整篇|合计|共计|一共|"
-                   r"\b(?:total|overall|altogether|combined|in\s+all)\b", re.I)
+                   r"\b(?:total|overall|altogether|combined|in\s+all(?!\s+(?:caps|capitals?|"
+                   r"lower|upper)))\b", re.I)
 WRITE_VERB = re.compile(r"写|创作|生成|设计|起草|制作|\b(?:write|create|draft|compose|generate|"
                         r"produce|design|prepare|craft)\b", re.I)
 # what the request's first writing verb asks for: "撰写20条评价", "设计一组帖文",
@@ -77,7 +81,8 @@ INTRO_OUTRO = re.compile(
     r"\ban?\s+introduction\s+and\s+(?:a\s+)?conclusion\b|"
     r"(?:引言|前言|导语|序言|结语|结束语|尾声)(?:[和与及、](?:引言|前言|导语|结语|结束语|尾声))?"
     r"(?:部分|章节|两个部分)", re.I)
-SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
+# (not the period of a dotted abbreviation: "e.e. cummings", "e.g. *antigen*", "U.S. law")
+SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?<!\.[A-Za-z]\.)(?=\s)")
 CLAUSE_BREAK = re.compile(r"[，,。！？!?；;\n]")
 # the words naming one part of a response in English
 _PART_NOUN = r"(?:section|part|chapter|segment|portion)"
@@ -252,6 +257,42 @@ def asks_for_several(text: str) -> bool:
     return (n or 0) >= 2 and not PART_UNITS.search(what)
 
 
+# the subject of the clause a requirement sits in, and the modal after it: "The subject line
+# should be ...", "..., and the lead paragraph shouldn't exceed ...", "Each item should ..."
+_SUBJECT = re.compile(
+    r"(?:(?:^|[,;:(])\s*(?:(?:and|but|while|whereas)\s+)?|\b(?:and|but|while|whereas)\s+)"
+    r"(?P<np>(?:[\w'’-]+\s+){0,3}?[\w'’-]+)\s+(?:should|must|may|might|can|could|will|shall|is|"
+    r"are|has\s+to|have\s+to|needs?\s+to|ought\s+to)(?:\s*not|n['’]t)?\b", re.I)
+# a subject naming a part of the text, never the whole: a part that is one by its name (the
+# subject line, the headline), one of the units qualified as one or each of them (the lead
+# paragraph, no paragraph, each item), or all of the units (paragraphs, the bullets)
+_PART_UNITS = (r"(?:paragraph|sentence|item|bullet(?:\s+point)?|point|tip|line|step|entry|"
+               r"section|part|chapter|stanza|verse|question|answer|idea|slide|heading|option|"
+               r"example|reason|fact|title)")
+_PART_NP = re.compile(
+    r"(?:(?:the|its|your|each|every|any|no)\s+)?(?:[\w-]+\s+)?(?:subject\s+line|title|headline|"
+    r"heading|header|subheading|caption|tagline|slogan|greeting|salutation|sign[\s-]?off|"
+    r"intro(?:duction)?|conclusion|lead|lede|hook)s?|"
+    r"(?:each|every|any|no|one|a\s+single|the\s+(?:first|second|third|fourth|fifth|last|final|"
+    rf"opening|closing|lead|lede|introductory|concluding|middle|top))\s+(?:[\w-]+\s+)?"
+    rf"{_PART_UNITS}|(?:the\s+|all\s+(?:the\s+)?|your\s+)?(?:[\w-]+\s+)?{_PART_UNITS}s", re.I)
+
+
+def said_of_a_part(text: str, match: re.Match[str]) -> bool:
+    """Whether the match is said of a part of the text, the subject of its clause: "The
+    subject line should be ... no longer than 6 words", "no paragraph may exceed 120 words",
+    "Every bullet must contain the word 'community'"; not a total said after the subject ("Each
+    section should be around 2000 words, with the total text exceeding 6000 words", "4 sections
+    in total")."""
+    # (the match may open with the modal: "... the lead paragraph shouldn't exceed 35 words")
+    clause = clause_before(text, match.start())
+    subjects = [s for s in _SUBJECT.finditer(clause + match.group(0)) if s.start() < len(clause)]
+    if not subjects or not _PART_NP.fullmatch(subjects[-1].group("np").strip()):
+        return False
+    return not (TOTAL.search(clause, subjects[-1].end()) or TOTAL.search(match.group(0))
+                or TOTAL.search(text, match.end(), match.end() + 12))
+
+
 def of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> bool:
     """Whether a length or count of parts the match states belongs to one named part, or to
     each of the several texts asked for, rather than to the whole response."""
@@ -260,7 +301,8 @@ def of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> bool
     line = _line_before(text, match.start())
     if _after_label(line) or _in_named_paren(line) or _in_contents_item(text, match.end()):
         return True
-    if _for_a_named_part(text, match) or _for_a_version(text, match):
+    if _for_a_named_part(text, match) or _for_a_version(text, match) \
+            or said_of_a_part(text, match):
         return True
     return several and kind in LENGTH_KINDS \
         and not TOTAL.search(clause_before(text, match.start()))
@@ -363,10 +405,20 @@ WORD_KINDS = frozenset({"keyword", "forbidden_word", "letter_frequency"})
 EACH_FREE_KINDS = WORD_KINDS | {"field_marker", "xml_tag"}
 
 
+# words said to be in capitals are counted as such, not as the response's length: "more than
+# one word in all capital letters"
+_IN_CAPITALS = re.compile(r"\s+(?:(?:written|typed|set)\s+)?(?:in|with|using)\s+(?:all[\s-]+|"
+                          r"full[\s-]+|block\s+)?(?:caps\b|capital|upper[\s-]*case)", re.I)
+
+
 def not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any]) -> bool:
     """Whether the check a match gives is no requirement of the response."""
     if kind in LENGTH_KINDS and _USERS_OWN.search(text, max(0, match.start() - 30),
                                                   match.start()):
+        return True
+    if kind == "word_count" and _IN_CAPITALS.match(text, match.end()):
+        return True
+    if kind == "keyword" and said_of_a_part(text, match):
         return True
     if kind in TOPIC_KINDS and _in_a_question(text, match):
         return True

@@ -2,17 +2,16 @@
 the function that turns its match into (kind, params), kept in one module per family of
 kinds, in English and Chinese alike:
 
-- `lengths`: word_count, char_count;
+- `lengths`: word_count, char_count, letter_frequency;
 - `parts`: paragraph_count, sentence_count, section_count, heading_count (and other units
   counted the same way: "in 5 bullet points", "3 placeholders");
 - `lists`: bullet_count, numbered_count;
-- `letters`: letter_frequency;
 - `case`: lowercase, uppercase, capital_word_count;
 - `edges`: starts_with, ends_with;
 - `language`: language;
-- `keywords`: keyword, forbidden_word;
-- `marks`: quoted, title, placeholder_count, highlight_count;
-- `formats`: no_commas, postscript, json, xml_tag, field_marker.
+- `keywords` (English) and `keywords_zh` (Chinese and mixed): keyword, forbidden_word;
+- `marks`: placeholder_count, highlight_count;
+- `formats`: no_commas, postscript, json, xml_tag, field_marker, quoted, title.
 
 Each module's rules are rows of its `TABLES`: a `Phrasing` holds the pattern, how its match
 is read, the kind, an example it must read and a near miss it must not. The pieces the
@@ -30,9 +29,9 @@ from rubrics.checks.phrasings import (
     edges,
     formats,
     keywords,
+    keywords_zh,
     language,
     lengths,
-    letters,
     lists,
     marks,
     parts,
@@ -41,8 +40,8 @@ from rubrics.checks.phrasings.case import PART_OF
 from rubrics.checks.phrasings.shared import Build, Matcher
 
 # the modules whose rules the pre-pass runs, by kind family
-MODULES: tuple[ModuleType, ...] = (lengths, parts, lists, letters, marks, formats, language,
-                                   case, edges, keywords)
+MODULES: tuple[ModuleType, ...] = (lengths, parts, lists, marks, formats, language, case, edges,
+                                   keywords, keywords_zh)
 
 RULES: tuple[tuple[Matcher, Build], ...] = tuple(rule for module in MODULES
                                                  for rule in module.RULES)

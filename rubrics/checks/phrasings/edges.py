@@ -44,7 +44,7 @@ _OBJECT = (rf"(?:(?!{_PART})(?:it|things|everything|(?:your|the|this|my)\s+"
            r"|response|reply))?)\s+)?")
 # what introduces the phrase: "with the exact sentence:", "by saying", "on the line"
 _WITH = (r"(?:with|w/|by\s+(?:saying|writing)|on)(?:\s+|\s*(?=[:,]))"
-         r"(?:(?:the|this|that|these|a|an)\s+)?(?:(?:exact|precise|following|same|very)\s+)?(?:"
+         r"(?:(?:exactly|precisely|verbatim)\s*:?\s+)?(?:(?:the|this|that|these|a|an)\s+)?(?:(?:exact|precise|following|same|very)\s+)?(?:"
          r"(?:phrase|sentence|line|words?|"
          r"question|statement|quote|sign[\s-]?off|greeting|salutation|text)\s*)?(?:[:,]\s*)?")
 # the same, before a phrase with no quotes: "with the exact phrase", "with:"
@@ -191,8 +191,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="ends_with", example="Make sure the final sentence reads: Thank you for reading.",
         counter="Please make sure your closing sentence is 'Thank you for reading."),
     Phrasing(
-        rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:last|final|closing)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
-        rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("ends_with"),
+        rf"\bmake\s+(?:the\s+|its\s+|your\s+)?(?:very\s+)?(?:last|final|closing)\s+{_EDGE_NOUN}"
+        rf"{_OF_THE_WHOLE}\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("ends_with"),
         kind="ends_with", example='Make the last sentence "We ride at dawn."',
         counter='Make the last sentence "We ride at dawn.'),
     Phrasing(
@@ -214,8 +214,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="starts_with", example="Use 'Hello there' as the opening line.",
         counter="Use 'Hello there' as the title."),
     Phrasing(
-        rf"\bmake\s+(?:the\s+)?(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}{_OF_THE_WHOLE}"
-        rf"\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("starts_with"),
+        rf"\bmake\s+(?:the\s+|its\s+|your\s+)?(?:very\s+)?(?:first|opening)\s+{_EDGE_NOUN}"
+        rf"{_OF_THE_WHOLE}\s*(?::|be)?\s*{_QUOTED_PHRASE}", _edge("starts_with"),
         kind="starts_with", example="Make the first line: 'Breaking news'.",
         counter="Make the first line short."),
     # a labelled line: "Last line: 'Stay safe out there.'", "Sign-off: 'Cheers, Tom'"

@@ -68,7 +68,8 @@ _BULLETS = (r"(?:markdown\s+|separate\s+|short\s+)?(?:bullet(?:ed)?[\s-]*(?:poin
 _HEADINGS = (r"(?:(?:markdown|section|sub|level[\s-]?\d|h[1-6]|#{1,6})[\s-]*)*(?:sub)?"
              r"(?:headings?|headers?)|(?:markdown\s*|md\s*|#{1,6}\s*)?"
              r"(?:[一二三]级|小|子|分|章节)?标题")
-_PLACEHOLDERS = (r"\[(?:placeholders?|blanks?|fields?)\]|\[\s*\](?!\()|(?:\[?(?:bracketed|"
+_PLACEHOLDERS = (r"\[(?:placeholders?|blanks?|fields?|brackets?)\]|\[\s*\](?!\()|"
+                 r"(?:\[?(?:bracketed|"
                  r"square[\s-]*bracket(?:ed)?)\]?\s+|\[[^\]\n]{1,30}\]\s*)?(?:placeholders?|(?:template\s+|fill[\s-]*in\s+|"
                  r"fillable\s+|editable\s+|blank\s+)?fields?|blanks?|slots?)|"
                  r"(?:bracketed|square[\s-]*bracket(?:ed)?)\s+(?:variables?|tokens?)|"
@@ -169,7 +170,7 @@ def _family_rules(kind: str) -> Iterator[tuple[str, str, Build]]:
                  r"(?:put\s+in|include|add|use|leave|give\s+me|make\s+it|have)\s+|"
                  r"(?:一共|总共|共)\s*)?"
                  rf"{COUNT}{_NOT_ITEMS}(?P<tail>\s*(?:个|处|"
-                 r"条|项)|\s+(?:of\s+them|in\s+total|total|of\s+those))?"
+                 r"条|项)|\s+(?:of\s+(?:them|['’]?em)|in\s+total|total|of\s+those))?"
                  r"(?=\s*[,.;!?，。；！）)\n]|\s*$)"), _counted(kind)
     yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])\s*(?:数量|数目|数)?\s*(?:要|需|需要|应|须|"
                  rf"必须)?\s*{COUNT}(?P<tail>\s*(?:个|处|条|项))"), _counted(kind)

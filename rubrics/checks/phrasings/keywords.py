@@ -1,38 +1,30 @@
-"""The ways a request names words its response must or must not use, in English and Chinese.
-
-English: a verb of using and its words ("include the keywords a, b and c", "mention 'X' at
-least 3 times", "work the word 'X' into the story"), whose polarity a negation before the verb
-turns ("do not use the words bark, woof, or puppy", "you are not allowed to use ...", "without
-using the word ..."); verbs that forbid by themselves ("avoid the words ...", "exclude ...");
-the word as a subject ("the word galaxy should appear at least 4 times", "the words 'x' and 'y'
-must not appear"); labelled lists ("Keywords: ...", "Banned words: ...").
-
-Chinese and mixed: a verb of using and the quoted words ("文中必须包含“绿色出行”这个词", "要提到
-“无尘”和“除臭”这两个卖点"), how often ("至少提到“…”三次", "“春天”一词要出现2次以上"), an unquoted
-list after a colon ("使用以下关键词：创新、协作、共赢", "关键词：数字化、转型"), hashtags ("带上
-#summer 和 #travel"), and the forbidden forms ("不得出现“第一”这个词", "禁止使用“最好”“第一”
-等词语").
+"""The ways an English request names words its response must or must not use (the Chinese
+and mixed ones are `keywords_zh`'s): a verb of using and its words ("include the keywords a, b
+and c", "mention 'X' at least 3 times", "a toast that mentions 'fishing' at least once", "work
+the word 'X' into the story"), whose polarity a negation before the verb turns ("do not use
+the words bark, woof, or puppy", "you are not allowed to use ...", "without using the word
+..."); verbs that forbid by themselves ("avoid the words ...", "exclude ...", "no use of the
+word ..."); the word as a subject ("the word galaxy should appear at least 4 times", "the
+words 'x' and 'y' must not appear"); labelled lists ("Keywords: ...", "Banned words: ...").
 
 Words are quoted, or bare after a noun that names them ("the words happy or sad"), each a
 keyword or forbidden word of its own. A word the request asks about ("write about the word
-'never'", "what does 'X' mean"), quoted as an example, or that a character must avoid ("a game
-where players must avoid saying 'yes'"), quoted words that name parts ("包含“引言”“正文”两部分")
-and a Chinese verb negated before it are no keyword."""
+'never'", "what does 'X' mean", "an essay on why some companies ban the word 'problem'"),
+quoted as an example, or that a character must avoid ("a game where players must avoid
+saying 'yes'") is no keyword; nor is a word asked of each part ("Every bullet must contain
+the word 'community'": `rubrics.checks.scope`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.numbers import EN_NUMBER, to_int
 from rubrics.checks.phrasings.shared import (
     QUALIFIER_EN,
     QUOTE_ITEM,
     QUOTE_LIST,
     TIMES_EN,
-    ZH_AT_LEAST,
-    ZH_AT_MOST,
-    ZH_START,
     Build,
     Matcher,
     Phrasing,
@@ -43,7 +35,6 @@ from rubrics.checks.phrasings.shared import (
     rules_of,
     times,
     times_relation,
-    zh_relation_of,
 )
 
 _I = re.I | re.S
@@ -89,6 +80,15 @@ _SOMEONE_ELSE = re.compile(
     r"speaker|protagonist))\b[^.;!?\n]*$", re.I)
 
 
+# a clause the verb sits in that is the topic: "an essay on why some companies ban the word
+# 'problem'", "explain how to avoid the word 'very'" (not "... how to bake bread that uses")
+_TOPIC_CLAUSE = re.compile(r"\b(?:why|how|whether)\s+(?:(?!(?:that|which|who)\b)[\w'’-]+\s+)"
+                           r"{1,4}$", re.I)
+# what opens a use of words said of the response itself, whatever clause it sits in: "without
+# using the word", "avoiding the word"
+_OWN_VERB = re.compile(r"(?:without|no|not|never|[a-z]+ing)\b", re.I)
+
+
 def _clause_before(m: re.Match[str]) -> str:
     """The words of the match's clause before it: from the last sentence end or conjunction."""
     before = m.string[max(0, m.start() - 80):m.start()]
@@ -110,7 +110,8 @@ def _used(polarity: str) -> Build:
     not; a negation before the verb turns "use" into "must not use"."""
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         clause = _clause_before(m)
-        if _SOMEONE_ELSE.search(clause):
+        if _SOMEONE_ELSE.search(clause) \
+                or _TOPIC_CLAUSE.search(clause) and not _OWN_VERB.match(m.group(0)):
             return []
         negated = polarity == "forbid" or polarity == "use" and bool(_NEGATED.search(clause)) \
             or bool(m.groupdict().get("neg"))
@@ -192,8 +193,9 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="keyword", example="Use each of these words at least once: ocean, drift, salt.",
         counter="Include the words 'north' and 'south' at least once each."),
     Phrasing(
-        rf"\b(?:use|using|mention|mentioning|include|including|repeat|repeating|say|saying|write|"
-        rf"feature|featuring|name)\s+(?P<words>{QUOTE_LIST})\s*,?"
+        rf"\b(?:use|using|uses|mention|mentioning|mentions|include|including|includes|repeat|"
+        rf"repeating|repeats|say|saying|says|write|writes|feature|featuring|features|name|names)\s+"
+        rf"(?P<words>{QUOTE_LIST})\s*,?"
         rf"\s+{TIMES_EN}", _used("use"),
         kind="keyword", example="Use 'momentum' 4+ times.", counter="Use 4 sections."),
     Phrasing(
@@ -237,7 +239,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="forbidden_word", example="Don't let the word 'basically' slip in.",
         counter="Please don’t use the word 'honestly'."),
     Phrasing(
-        rf"\bno\s+(?:using|saying|mentioning|writing)\s+(?:(?:the\s+)?{_NOUN}\s+)?"
+        rf"\bno\s+(?:using|saying|mentioning|writing|(?:use|mention)\s+of)\s+"
+        rf"(?:(?:the\s+)?{_NOUN}\s+)?"
         rf"(?P<words>{QUOTE_LIST})", _used("forbid"),
         kind="forbidden_word", example="No using 'basically' or 'literally'.",
         counter="No using slang."),
@@ -354,143 +357,6 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter='Avoid the words "cheap", "free" and "bargain".'),
 )
 
-
-# --- Chinese, and Chinese mixed with English
-
-_ZH_NEGATION = (r"(?:不要|不能|不得|禁止|避免|不可|切勿|请勿|严禁|不允许|不准|不许|勿|切忌|杜绝|"
-                r"不应|不宜|别)")
-_ZH_NEGATED = re.compile(rf"{_ZH_NEGATION}\s*$")
-_ZH_NOUN = r"(?:关键词|关键字|词语|词汇|字眼|词组|短语|这个词|一词|等词|这些词|词)"
-_ZH_Q = rf"(?:{ZH_AT_LEAST}|{ZH_AT_MOST})"
-_ZH_USE = (r"(?:包含|包括|使用|出现|提到|提及|融入|带有|含有|加入|嵌入|植入|用到|写入|写到|写进|"
-           r"涵盖|体现|带上|用上|放入|mention|include)")
-_ZH_MUST = r"(?:要|需|需要|必须|应|应该|应当|得|务必|一定要|请)?"
-# after the words: what they are ("这个词", "这两个卖点"), or a count of parts they name
-_ZH_WHAT = (r"(?:这个词|一词|这个关键词|等词|这几个词|(?:这|等)?(?:[两三四五六几]|\d)?个?"
-               r"(?:词|关键词|"
-            r"卖点|概念|短语|说法|字眼|元素))")
-_ZH_PARTS_AFTER = re.compile(r"\s*(?:等|这)?[两三四五六七八九十几\d]*个?"
-                             r"(?:部分|板块|章节|环节|模块|方面|栏目|段|节)")
-# how often, said after the words: "出现2次以上", "，次数不少于两次"
-_ZH_TIMES = (rf"(?:\s*[，,]?\s*(?:次数|出现次数|出现的次数)?\s*{_ZH_MUST}\s*(?P<q>{_ZH_Q})?\s*"
-             rf"(?:出现|提到|提及|使用)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次"
-             rf"(?P<post>以上)?)?")
-_ZH_LIST_NOUN = r"(?:关键词|关键字|词语|词汇)"
-# an unquoted word of a list after a colon
-_ZH_ITEM = r"[\u4e00-\u9fffA-Za-z0-9]{1,12}"
-_ZH_BARE_LIST = (rf"(?P<bare>{_ZH_ITEM}(?:\s*[、，,/]\s*{_ZH_ITEM}|\s*(?:和|及|与)\s*{_ZH_ITEM})"
-                    r"{0,9})"
-                 r"(?=\s*(?:[。；;！!（()）\n]|$))")
-
-
-def _zh_words(m: re.Match[str]) -> list[str]:
-    groups = m.groupdict()
-    if groups.get("words"):
-        return quoted_words(groups["words"])
-    bare = groups.get("bare") or ""
-    if re.search(r"[、，,/]", bare):
-        return [w for w in re.split(r"\s*[、，,/]\s*", bare) if w]
-    parts = re.split(r"\s*(?:和|及|与)\s*", bare)
-    # "和" inside a word ("碳中和") is no separator: split only into words of two or more
-    return parts if all(len(w) >= 2 for w in parts) else [bare]
-
-
-def _zh_used(polarity: str) -> Build:
-    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        words = _zh_words(m)
-        if polarity == "use" and _ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start()):
-            return []
-        if polarity == "forbid":
-            return [("forbidden_word", {"word": w}) for w in words]
-        if m.groupdict().get("words") and _ZH_PARTS_AFTER.match(m.string, m.end("words")):
-            return []
-        groups = m.groupdict()
-        n = to_int(groups["n"]) if groups.get("n") else None
-        qualifier = groups.get("q") or groups.get("q2") or ""
-        relation = ("at least" if groups.get("post") else zh_relation_of(qualifier)) if n \
-            else "at least"
-        return [check for w in words for check in count("keyword", relation, n or 1, word=w)]
-    return build
-
-
-def _tags(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Hashtags to use, each a keyword; none when the verb is negated."""
-    if _ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start()) \
-            or re.search(r"\b(?:not?|never|don['’]?t)\s+$",
-                         m.string[max(0, m.start() - 12):m.start()], re.I):
-        return []
-    return [check for tag in re.findall(r"#[A-Za-z][\w-]*", m.group("tags"))
-            for check in count("keyword", "at least", 1, word=tag)]
-
-
-_ZH_PHRASINGS: tuple[Phrasing, ...] = (
-    # "包含关键词“a”“b”", "文中需要提到“a”和“b”两个关键词", "'a''b'等关键词"
-    Phrasing(
-        rf"{_ZH_USE}(?:以下|如下)?(?:{_ZH_NOUN})[：:]?\s*(?P<words>{QUOTE_LIST})(?:\s*(?:这个词"
-        rf"|一词|"
-        rf"等词)?\s*(?P<q>{_ZH_Q})?\s*出现\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次)?",
-        _zh_used("use"),
-        kind="keyword", example="文章中必须包含关键词“环保”。",
-        counter="必须包含以下关键词（碳达峰、碳中和）。"),
-    Phrasing(
-        rf"(?P<words>{QUOTE_LIST})\s*等?(?:关键词|关键字)", _zh_used("use"),
-        kind="keyword", example="适当植入'闺蜜搭配''品质生活'等关键词。",
-        counter="0 times '品质生活'"),
-    # a verb of using and the words: "必须包含“绿色出行”这个词", "务必提及“碳中和”，次数不少于两次"
-    Phrasing(
-        rf"{_ZH_USE}\s*(?P<words>{QUOTE_LIST})\s*{_ZH_WHAT}?{_ZH_TIMES}", _zh_used("use"),
-        kind="keyword", example="至少提到“AI”三次。", counter="Make sure 'AI' 出现至少三次。"),
-    # the words as the subject: "“春天”一词要出现2次以上", "“AI”在文中至少出现三次"
-    Phrasing(
-        rf"(?P<words>{QUOTE_LIST})\s*(?:这个词|一词|这个关键词|等词|这几个词)?\s*{_ZH_MUST}\s*"
-        rf"(?:在[^。；\n]{{0,8}}中)?\s*{_ZH_MUST}\s*(?P<q>{_ZH_Q})?\s*{_ZH_MUST}\s*出现\s*"
-        rf"(?P<q2>{_ZH_Q})?\s*"
-        rf"(?P<n>{ZH_NUMBER})\s*次(?P<post>以上)?", _zh_used("use"),
-        kind="keyword", example="“创新”一词至少出现3次。", counter="全大写的单词至少出现3次。"),
-    Phrasing(
-        rf"{ZH_START}(?P<q>{_ZH_Q})\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<words>{QUOTE_LIST})"
-        rf"\s*"
-        rf"(?:这个词|一词)?\s*(?P<q2>{_ZH_Q})?\s*(?P<n>{ZH_NUMBER})\s*次", _zh_used("use"),
-        kind="keyword", example="至少提到“AI”三次。", counter="Make sure 'AI' 出现至少三次。"),
-    Phrasing(
-        rf"{ZH_START}(?P<q>{_ZH_Q})?\s*(?:提到|提及|使用|用到|写到|出现)\s*(?P<q2>{_ZH_Q})?\s*"
-        rf"(?P<n>{ZH_NUMBER})\s*次\s*(?P<words>{QUOTE_LIST})", _zh_used("use"),
-        kind="keyword", example="文中至少使用两次“数字化”这个词。",
-        counter="回答中要使用“可持续”这个词至少两次。"),
-    # an unquoted list after a colon: "使用以下关键词：创新、协作、共赢", "关键词：数字化、转型"
-    Phrasing(
-        rf"(?:{_ZH_USE}\s*)?(?:以下|如下)?{_ZH_LIST_NOUN}\s*[：:]\s*{_ZH_BARE_LIST}",
-        _zh_used("use"),
-        kind="keyword", example="关键词：创新和发展", counter="文中须体现“高质量发展”这一关键词。"),
-    Phrasing(
-        rf"(?:{_ZH_USE}\s*)?(?:以下|如下)?{_ZH_LIST_NOUN}\s*[（(]\s*{_ZH_BARE_LIST}\s*[）)]"
-        rf"(?!\s*[：:])",
-        _zh_used("use"),
-        kind="keyword", example="必须包含以下关键词（碳达峰、碳中和）。",
-        counter="文章中必须包含关键词“环保”。"),
-    # hashtags with no quotes: "带上 #summer 和 #travel 两个 hashtag"
-    Phrasing(
-        rf"(?<!结尾)(?<!末尾)(?<!最后)(?<!文末)(?:{_ZH_USE}|带上|\b(?:use|include|add)\b)\s*"
-        rf"(?:the\s+)?"
-        r"(?:hashtags?\s+)?(?P<tags>#[A-Za-z][\w-]*(?:\s*(?:和|及|、|,|，|and|&)"
-        r"\s*#[A-Za-z][\w-]*)*)",
-        _tags,
-        kind="keyword", example="帮我写个 caption，英文，带上 #summer 和 #travel 两个 hashtag。",
-        counter="帮我写个朋友圈文案 带上“周末”这个词"),
-    # forbidden: "不得出现“第一”这个词", "禁止使用“最好”“第一”等词语"
-    Phrasing(
-        rf"{_ZH_NEGATION}(?:使用|出现|提到|提及|包含|用|写|说)(?:以下|如下|任何)?(?:{_ZH_NOUN})"
-        rf"?[：:]?\s*"
-        rf"(?P<words>{QUOTE_LIST})", _zh_used("forbid"),
-        kind="forbidden_word", example="不要提到“价格”。", counter="文风要求温暖质朴但不失格调。"),
-    Phrasing(
-        rf"(?P<words>{QUOTE_LIST})\s*(?:等|这个|这些)?(?:{_ZH_NOUN})?\s*(?:不得|不能|不要|不可"
-        rf"|禁止|"
-        r"严禁|不允许|不应)(?:出现|使用)", _zh_used("forbid"),
-        kind="forbidden_word", example="“最好”“第一”等词语不得出现。",
-        counter="“最好”“第一”等词语可以出现。"),
-)
-
-TABLES = (Table(_I | re.M, _PHRASINGS), Table(_I | re.M, _ZH_PHRASINGS))
+TABLES = (Table(_I | re.M, _PHRASINGS),)
 
 RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -134,7 +134,9 @@ LANG_COUNTRY = rf"(?P<lang>{_alternation(CODE_COUNTRY)})"
 # the text a request asks for, as the subject of "should be in": "the summary", "your note"
 _TEXT_EN = (r"(?:summary|note|letter|email|e-mail|poem|story|essay|post|caption|description|"
             r"speech|report|article|review|bio|toast|message|script|recipe|explanation|"
-            r"translation|document|paragraph|piece|copy|invitation|announcement|haiku|song)")
+            r"translation|document|paragraph|piece|copy|invitation|announcement|haiku|song|ad|"
+            r"advert|advertisement|notice|card|postcard|memo|flyer|brochure|tweet|newsletter|"
+            r"greeting|blurb|pitch|listing|menu|sign|poster|leaflet|text)(?:\s+itself)?")
 
 
 _PHRASINGS: tuple[Phrasing, ...] = (
@@ -287,6 +289,12 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"?\s*,?\s*"
         r"(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;\n]|$)", _code,
         kind="language", example="A short text, in English.", counter="written in English"),
+    # a language set off by commas among other requirements: "..., in French, no longer than
+    # 4 sentences" (not one of a list of languages: "in French, Italian and German")
+    Phrasing(
+        rf"(?<=,)\s*in\s+{LANG_EN}\s*,(?!\s*(?:and\s+|or\s+)?(?:{LANGUAGE_NAMES})\b)", _code,
+        kind="language", example="Write a postcard to my cousin, in French, under 4 sentences.",
+        counter="Compare the films, in French, Italian and German, of the 1960s."),
     # "write a short poem in French", "tell me a joke in German"
     Phrasing(
         rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"

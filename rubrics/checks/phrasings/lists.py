@@ -36,7 +36,7 @@ _FLAGS = re.I | re.S
 # "每张海报用列表列出三个卖点"
 _EACH_EARLIER = re.compile(r"(?:\b(?:each|every|per)\b|每)[^.;!?。；！？\n]{0,60}$", re.I)
 _LIST_VERBS_EN = (r"list|give|name|provide|share|write|suggest|offer|outline|present|summari[sz]e|"
-                  r"describe|explain|recommend|identify|create|generate|include|make")
+                  r"describe|explain|recommend|identify|create|generate|include|make|brainstorm")
 _BULLETS_EN = (r"bullet(?:ed)?[\s-]*(?:points?|list|items?)|bullets|numbered\s+(?:list|items?|"
                r"points?)|markdown\s+list")
 _ZH_ITEM = r"(?:个|条|点|项|种|样|步)"

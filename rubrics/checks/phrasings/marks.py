@@ -1,13 +1,12 @@
-"""The marks a request asks in or around its response: the whole response in double quotes
-("put the whole reply in quotation marks", "your answer should be surrounded by double
-quotes", "请将整个回答用双引号括起来"), a <<title>>, placeholders in square brackets ("at least
-4 bracketed placeholders", "至少包含2个占位符", "leave spots like [name] for me to fill in"),
-and spans highlighted in markdown ("highlight at least 3 parts with markdown", "italicize or
-bold at least 4 important phrases", "bold the key terms", "用markdown加粗至少3个关键词").
+"""The marks a request asks in its response's text: placeholders in square brackets ("at
+least 4 bracketed placeholders", "至少包含2个占位符", "leave spots like [name] for me to fill
+in", "put [brackets] for anything i need to fill in, at least three of em"), and spans
+highlighted in markdown ("highlight at least 3 parts with markdown", "italicize or bold at
+least 4 important phrases", "mark 4 phrases as highlighted text", "bold the key terms",
+"用markdown加粗至少3个关键词").
 
-Quotation marks asked of a part ("quotation marks around the book titles") and highlights
-asked as content ("highlight the benefits of exercise", "highlight three benefits" with no
-word of markdown) are no check."""
+Highlights asked as content ("highlight the benefits of exercise", "highlight three benefits"
+with no word of markdown) are no check."""
 
 from __future__ import annotations
 
@@ -30,7 +29,6 @@ from rubrics.checks.phrasings.shared import (
     Phrasing,
     Table,
     count,
-    flag,
     relation_of,
     rules_of,
     times,
@@ -40,47 +38,6 @@ from rubrics.checks.phrasings.shared import (
 
 _I = re.I | re.S
 
-
-# --- the whole response in double quotes
-_QUOTES = (r"(?:an?\s+(?:pair|set)\s+of\s+|an?\s+)?(?:opening\s+and\s+closing\s+)?(?:double[\s-]+)?"
-           r"(?:quotation\s+marks?|quotes|quote\s+marks?|quotation|inverted\s+commas|"
-           r"speech\s+marks|(?<=double )quote\b|(?<=double-)quote\b)")
-_WHOLE = (r"(?:(?:your|ur|the|this)\s+(?:(?:entire|whole|full|complete)\s+)?(?:response|answer|"
-          r"reply|output|text|message|thing|piece)|everything(?:\s+you\s+(?:write|say))?|"
-          r"it\s+all|all\s+of\s+it|it)")
-# the whole named by its ends: "from the first word to the last", "from start to finish"
-_END_TO_END = (r"(?:from\s+(?:the\s+)?(?:start|beginning|first\s+word)\s+to\s+(?:the\s+)?"
-               r"(?:finish|end|last(?:\s+word)?)|at\s+both\s+ends)")
-_NEGATED_EN = re.compile(r"\b(?:no|not|never|without)\b[^.;!?\n]{0,30}$|n['’]?t\s+(?:\w+\s+){0,3}$",
-                         re.I)
-_NEGATED_ZH = re.compile(r"(?:不要|不用|无需|不必|别|不需要|不能|勿)[^。；！？\n]{0,10}$")
-_WRAP_VERBS = (r"(?:wrap|enclose|put|place|surround|encase|frame|present|give|deliver|write|"
-               r"return|quote)")
-_BE_WRAPPED = (r"(?:(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:all\s+)?be|is|"
-               r"be|are)\s+(?:(?:entirely|fully|completely|all)\s+)?(?:wrapped|enclosed|"
-               r"surrounded|put|placed|contained|framed|written|given)|(?:(?:should|must|will)\s+)?"
-               r"(?:go|goes|sit|sits)|(?:should|must|shall|will|has\s+to|needs?\s+to)\s+"
-               r"(?:all\s+|entirely\s+|fully\s+)?be)")
-_ZH_WHOLE = (r"(?:整个|整段|全部|整篇|所有)?\s*(?:回答|回复|答案|输出|内容|全文|文本|回应|"
-             r"response|answer|reply|output)\s*")
-_ZH_WRAP = r"(?:括起来|包裹|包起来|包住|括住|引起来|包围|框起来)"
-# the whole answer said in full ("整段回复", "回复全文", "整个 answer"; not a bare "内容"), its
-# ends ("外面", "开头和结尾"), and the marks, in Chinese, as a pair or in English
-_ZH_ALL = (r"(?:(?:整个|整段|全部|整篇|所有|你的)\s*(?:回答|回复|答案|输出|文本|回应|内容|response|"
-           r"answer|reply|output)|(?:回答|回复|答案|输出|回应)(?:的)?(?:全文|全部内容)|全文|"
-           r"(?:回答|回复|答案|输出)(?=的?(?:外面|前后|两端|首尾|开头和结尾)))\s*")
-_ZH_ENDS = r"(?:的)?(?:外面|外侧|前后|两端|两边|首尾|开头和结尾|首尾两端)"
-_ZH_MODAL = r"(?:都|全部|均|请|需要|要|需|必须|应|须|应该|务必|一律|统一|一定要)*"
-_ZH_QUOTES = rf"(?:(?:英文)?(?:双)?引号|“”|\"\"|「」|{_QUOTES})"
-
-
-def _wrapped(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """The whole response in quotes, unless the clause before negates it ("don't put quotes
-    around the answer", "不要用引号")."""
-    before = m.string[max(0, m.start() - 40):m.start()]
-    if _NEGATED_EN.search(before) or _NEGATED_ZH.search(before):
-        return []
-    return [("quoted", {})]
 # --- highlights
 _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|portions?|segments?|"
           r"bits?|pieces?\s+of\s+text|text\s+(?:parts|sections))")
@@ -155,113 +112,6 @@ _HIGHLIGHT_VERBS = (r"(?:highlight(?:ing)?|bold(?:ing)?|boldface|embolden|italic
 _MARKUP_GATE = (r"\b(?:bold(?:ed|face)?|italic(?:i[sz]ed)?|highlighted|emphasi[sz]ed)\b", (60, 80))
 
 _PHRASINGS: tuple[Phrasing, ...] = (
-    # the whole response in double quotes
-    Phrasing(
-        rf"\b{_WRAP_VERBS}\s+{_WHOLE}\s+(?:(?:entirely|fully|completely)\s+)?(?:in|with|inside|"
-        rf"within|between|by|using)\s+{_QUOTES}", _wrapped,
-        kind="quoted", example="wrap ur whole answer in double quotes",
-        counter="wrapped in double quotes"),
-    # the marks around the whole, the verb optional: "speech marks around the whole response"
-    Phrasing(
-        rf"\b{_QUOTES}\s+(?:around|surrounding|(?:at|on)\s+(?:the\s+)?(?:start|beginning)\s+and\s+"
-        rf"(?:the\s+)?end\s+of|on\s+(?:both|either)\s+(?:ends|sides)\s+of)\s+{_WHOLE}\b", _wrapped,
-        kind="quoted", example="Put double quotes around your entire answer.",
-        counter="Wrap your entire response in double quotes."),
-    # "start and end the answer with a double quote mark", "your response must begin and end
-    # with a quotation mark", "the whole thing is quoted"
-    # a fragment of its own: "(wrapped in double quotes)", "Inside one pair of double quotes,
-    # write ..."
-    Phrasing(
-        rf"\(\s*(?:all\s+|entirely\s+)?(?:wrapped|enclosed|placed|put|written)\s+(?:in|inside"
-        rf"|within|"
-        rf"between)\s+{_QUOTES}\s*\)", _wrapped,
-        kind="quoted", example="Describe a playground at break time (wrapped in double quotes).",
-        counter="Describe a school playground at break time."),
-    Phrasing(
-        rf"(?:^|(?<=[.!?]\s)|(?<=\n))\s*(?:(?:wrapped|enclosed|placed|written)\s+)?(?:in|inside"
-        rf"|within|"
-        rf"between)\s+(?:one\s+|a\s+single\s+)?(?:pair\s+of\s+)?{_QUOTES}\s*,\s*(?:write|describe|"
-        r"explain|give|tell|list|compose|draft|create|offer|share|summari[sz]e|answer|respond"
-        r"|reply)\b",
-        _wrapped,
-        kind="quoted", example="Inside one pair of double quotes, write a product description.",
-        counter="Inside one pair of double quotes,"),
-    Phrasing(
-        rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+)?(?:both\s+)?(?:start|begin|"
-        rf"open)s?\s+and\s+(?:end|close|finish)(?:e?s)?\s+with\s+{_QUOTES}", _wrapped,
-        kind="quoted", example="Your response must begin and end with a quotation mark.",
-        counter="Begin and end your reply with a double quote mark."),
-    Phrasing(
-        rf"\b(?:start|begin|open)\s+and\s+(?:end|close|finish)\s+{_WHOLE}\s+with\s+{_QUOTES}",
-        _wrapped,
-        kind="quoted", example="Open and close your answer with a double quote.",
-        counter="Include a famous quote in your answer."),
-    Phrasing(
-        rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+be|is|be)\s+(?:entirely\s+|"
-        r"fully\s+)?quoted\b", _wrapped,
-        kind="quoted",
-        example="Write 3 sentences introducing our new running shoe; start and end the answer "
-                "with a double quote mark so the whole thing is quoted.",
-        counter="Write a short note to a new neighbour introducing yourself (3 or more # "
-                "headings). Add a title surrounded by << and >>. Begin and end your reply with a "
-                "double quote mark."),
-    # a participle with the whole named by its ends or a label: "Format: wrapped in double
-    # quotes from the first word to the last"
-    Phrasing(
-        rf"\b(?:wrapped|enclosed|surrounded|placed|put)\s+(?:in|with|by|within|inside|between)\s+"
-        rf"{_QUOTES}\s+{_END_TO_END}", _wrapped,
-        kind="quoted",
-        example="Make sure your response is enclosed in double quotation marks from start to "
-                "finish.",
-        counter="Put it in speech marks from start to finish."),
-    Phrasing(
-        rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:format|output|response|answer|reply)\s*[:：]\s*"
-        rf"(?:(?:all|entirely|fully)\s+)?(?:wrapped|enclosed|surrounded)\s+(?:in|with|by|within|"
-        rf"inside)\s+{_QUOTES}", _wrapped,
-        kind="quoted", example="Format: enclosed in quotation marks.",
-        counter="put the whole reply in quotation marks"),
-    Phrasing(
-        rf"\b{_WHOLE}\s+{_BE_WRAPPED}\s+(?:in|with|inside|within|between|by|using)\s+{_QUOTES}",
-        _wrapped,
-        kind="quoted", example="the entire output goes in double quotes",
-        counter="Enclose the entire response in a pair of double quotes."),
-    Phrasing(
-        r"\b(?:respond|reply|answer)\s+(?:(?:entirely|only)\s+)?(?:in|inside|within|between)\s+"
-        r"(?:double\s+)?(?:quotation\s+marks|quotes)", _wrapped,
-        kind="quoted", example="wrap ur whole answer in double quotes",
-        counter="Wrap it in double quotes."),
-    Phrasing(
-        rf"(?:将|把|请将|请把)?{_ZH_WHOLE}(?:都|全部|均|请|需要|要|需|必须|应)*(?:用|使用|以|放在"
-        rf"|放进|置于)(?:英文)?(?:双)?引号"
-        rf"(?:内|中|里|之中)?{_ZH_WRAP}?|{_ZH_WHOLE}(?:的)?(?:全部|整个|所有)?(?:内容)?(?:需要|需"
-        rf"|要|必须|应|须)?(?:放在|置于)(?:一对)?(?:双)?"
-        rf"引号(?:之中|之内|内|中|里)|(?:用|使用|以)(?:英文)?(?:双)?引号(?:将"
-        rf"|把){_ZH_WHOLE}{_ZH_WRAP}",
-        _wrapped,
-        kind="quoted", example="全文用引号包裹。", counter="全文不要使用逗号。"),
-    Phrasing(
-        rf"(?:用|使用|以){_ZH_QUOTES}\s*(?:包住|括住|包裹|括起|包起|框住|圈住)(?:来)?\s*{_ZH_ALL}",
-        _wrapped,
-        kind="quoted", example="用双引号包住整个回答。", counter="请将整个回答用双引号括起来。"),
-    # "整篇回答外面加上一对引号", "回答的开头和结尾都要加双引号", "整段回复要放进“”里", "整个
-    # answer 用 quotation marks 包住", "回复全文须以双引号开头并以双引号结尾"
-    Phrasing(
-        rf"{_ZH_ALL}{_ZH_ENDS}?{_ZH_MODAL}{_ZH_ENDS}?(?:用|使用|以|放在|放进|放到|置于|加上?|添加"
-        rf"|套上|"
-        rf"带上)\s*(?:一对|一组)?\s*{_ZH_QUOTES}\s*(?:里|内|中|之中|{_ZH_WRAP}|(?:开头|开始)"
-        rf"[^。；\n]{{0,8}}?"
-        rf"{_ZH_QUOTES}\s*(?:结尾|结束|收尾))?", _wrapped,
-        kind="quoted", example="全文用引号包裹。", counter="全文不要使用逗号。"),
-    # a <<title>>
-    Phrasing(
-        r"double\s+ang(?:ul?ar|le)\s+brackets|<<\s*title\s*>>|\btitle\b[^.\n]{0,60}?<<"
-        r"|<<[^<>\n]{0,60}>>"
-        r"[^.\n]{0,30}?\btitle\b", flag("title"),
-        kind="title", example="Title format: <<Title>>.", counter="<<My Title>>."),
-    Phrasing(
-        r"<<[^<>]*>>.{0,8}标题|标题.{0,12}(?:<<|双尖括号)|双尖括号.{0,8}标题", flag("title"),
-        kind="title", example="标题用<<>>括起来。",
-        counter="整段 reply 用 inverted commas 括起来。"),
     # placeholders in square brackets
     Phrasing(
         rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: count(
@@ -284,7 +134,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter="Include at least 2 placeholders like [name] and [address]."),
     # brackets used for what varies: "a template with [brackets] for the variable parts"
     Phrasing(
-        r"\b(?:with|use|using|include|including|leave|add)\s+(?:some\s+)?(?:\[[^\]\n]{1,30}\]|"
+        r"\b(?:with|use|using|include|including|leave|add|put)\s+(?:some\s+)?(?:\[[^\]\n]{1,30}\]|"
         r"square[\s-]*brackets?)\s+(?:for|as|in\s+place\s+of|where)\b",
         lambda m: count("placeholder_count", "at least", 1),
         kind="placeholder_count",
@@ -314,7 +164,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing(
         rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+|\([^()\n]{{1,30}}\)\s*)?"
         rf"(?:the\s+)?"
-        rf"{_QN}\s+(?:of\s+(?:the|your)\s+)?"
+        rf"{_QN_RANGE}\s+(?:of\s+(?:the|your)\s+)?"
         r"(?:[\w-]+\s+){0,3}?"
         rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS})|(?P<any>[a-z][\w-]+))\b", _marked,
         kind="highlight_count", example="Bold 3 个关键词 please。",
@@ -361,7 +211,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})(?:\s+of\s+(?:your|the)\s+"
         rf"(?:answer|"
         r"response|reply|text))?\s+(?:in\s+)?(?:\*{0,2}bold\*{0,2}|\*{0,2}italics?\*{0,2}|boldface|"
-        r"(?:double\s+|single\s+)?asterisks)\b",
+        r"(?:double\s+|single\s+)?asterisks|as\s+(?:highlighted|bold(?:ed)?|italici[sz]ed|"
+        r"emphasi[sz]ed)(?:\s+text)?)\b",
         _marked,
         kind="highlight_count", example="Put 2 key sentences in italics.",
         counter="Write it in precisely 2 sentences."),

@@ -14,15 +14,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, about, to_int
 from rubrics.checks.phrasings.families import noun_rows
 from rubrics.checks.phrasings.shared import (
+    ABOUT_EN,
     DASH,
     EN_N,
     FILED_UNDER,
     NOT_RANGE_EN,
     PART_ADJECTIVE_EN,
     QUALIFIER_EN,
+    SECOND_BOUND,
     UNIT_EN,
     UNITS_GATE,
     ZH_AT_LEAST,
@@ -38,6 +40,7 @@ from rubrics.checks.phrasings.shared import (
     numbers_of,
     relation_of,
     rules_of,
+    two_bounds,
     unit_extra,
     unit_kind,
     zh_relation_of,
@@ -74,8 +77,22 @@ _MARK_VERBS = r"(?:mark|begin|start|label|head|title|prefix|open|number|name|int
 _SECTION_UNITS = r"(?:sections?|parts?|chapters?|segments?|days?)"
 _ZH_SECTIONS = r"(?:部分|章节|板块|小节|节|章)"
 _ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})"
-# "SECTION X" stands for SECTION 1, SECTION 2...; "Day 1, Day 2 and Day 3" names them
-_MARKER = r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+(?:X|1)\b[\"'”’`]?"
+# "SECTION X" stands for SECTION 1, SECTION 2...; "Day 1, Day 2 and Day 3" names them; so does
+# a word said to come with a number, quoted or capitalised ("'Part' and a number", "the word
+# ARTICLE followed by its number"; not "a heading and a number")
+_MARKER = (r"(?:[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+(?:X|1)\b[\"'”’`]?|"
+           r"(?:[\"'“‘`](?P<quoted>[A-Za-z]+)[\"'”’`]|(?P<capital>(?-i:[A-Z])[A-Za-z]*))\s+"
+           r"(?:followed\s+by|and|plus|with)\s+"
+           r"(?:a|an|its|their|the)\s+(?:(?:section|part|chapter|own|matching)\s+)?"
+           r"(?:number|numeral)s?\b)")
+# a count of sections, a range or a bounded one: "6 sections", "4 to 6 parts", "no fewer than 6"
+_SECTIONS_N = (rf"(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:{DASH}(?P<n2>{EN_NUMBER}))?\s+"
+               rf"(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b")
+# markers listed in order, which count the sections: "'Day 1', 'Day 2', 'Day 3'" (not when
+# the list goes on: "Day 1, Day 2 and so on")
+_LISTED = (r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+1[\"'”’`]?(?P<rest>(?:\s*(?:,\s*(?:and\s+)?|and\s+)"
+           r"[\"'“‘`]?(?P=marker)\s+\d{1,2}[\"'”’`]?)+)"
+           r"(?![\"'”’`]?\s*,?\s*(?:\.\.\.|…|etc\b|and\s+so\s+(?:on|forth)\b))")
 
 
 def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -90,6 +107,20 @@ def _unit_range(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """A range of parts: "in 4-5 paragraphs", "between 3 and 5 sections"."""
     kind = unit_kind(m.group(3))
     return count(kind, "between", to_int(m.group(1)), to_int(m.group(2)), **unit_extra(kind))
+
+
+def _units_two_bounds(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    kind = unit_kind(m.group("unit"))
+    return two_bounds(kind, **unit_extra(kind))(m)
+
+
+def _about_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """About N parts: between floor(0.8 N) and ceil(1.2 N), as a length about N."""
+    n = to_int(m.group("n"))
+    if n is None:
+        return []
+    kind = unit_kind(m.group("unit"))
+    return count(kind, "between", *about(n), **unit_extra(kind))
 
 
 def _hyphen_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -136,9 +167,23 @@ def _opening_count(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """N sections, each opened by a marker and a number ("SECTION X" stands for SECTION 1,
-    SECTION 2, ...)."""
-    return count("section_count", "exactly", to_int(m.group("n")), marker=m.group("marker"))
+    """N sections (at least N, between N and M...), each opened by a marker and a number
+    ("SECTION X" stands for SECTION 1, SECTION 2, ...)."""
+    groups = m.groupdict()
+    marker = groups.get("marker") or groups.get("quoted") or groups.get("capital")
+    if groups.get("n2"):
+        return count("section_count", "between", to_int(groups["n"]), to_int(groups["n2"]),
+                     marker=marker)
+    relation = relation_of(groups["q"]) if groups.get("q") else "exactly"
+    return count("section_count", relation, to_int(groups["n"]), marker=marker)
+
+
+def _listed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Sections marked by a list of their markers, numbered 1 to N: N sections."""
+    numbers = [1, *map(int, re.findall(r"\d+", m.group("rest")))]
+    if numbers != list(range(1, len(numbers) + 1)):
+        return []
+    return count("section_count", "exactly", len(numbers), marker=m.group("marker"))
 
 
 def _headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -179,7 +224,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="sentence_count", example="4 sentences minimum", counter="4 sentences"),
     Phrasing(
         rf"(?:\b({QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
-        rf"only|be|are|consist\s+of|using)\s+)({EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?"
+        rf"only|be|are|consist\s+of|using|give(?:\s+(?:me|us))?)\s+)({EN_NUMBER})\s+"
+        rf"(?:{PART_ADJECTIVE_EN}\s+)?"
         rf"{UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units, *UNITS_GATE,
         kind="paragraph_count", example="in 4 paragraphs", counter="Layout: 4 paragraphs."),
     Phrasing(
@@ -188,6 +234,17 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range,
         kind="paragraph_count", example="Write it in 4-5 paragraphs.",
         counter="Write it in 3 paragraphs."),
+    # two bounds, the second without its unit: "at least 3 paragraphs and at most 5"
+    Phrasing(
+        rf"\b(?P<q1>{QUALIFIER_EN})\s+(?P<n1>{EN_NUMBER})\s+(?P<unit>paragraphs?|sentences?|"
+        rf"sections?|parts?|chapters?){SECOND_BOUND}", _units_two_bounds, *UNITS_GATE,
+        kind="paragraph_count", example="at least 3 paragraphs and at most 5.",
+        counter="at least 3 paragraphs and at most 5 sentences each."),
+    # an approximate count: "in about 6 sentences", "roughly five paragraphs"
+    Phrasing(
+        rf"\b(?:{ABOUT_EN})\s+(?P<n>{EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs|"
+        r"paras|sentences|sections|parts|chapters)\b", _about_units, *UNITS_GATE,
+        kind="sentence_count", example="in about 6 sentences", counter="about 6 words"),
     # hyphenated counts and limits: "a two-sentence note", "limit it to 3 paragraphs"
     Phrasing(
         rf"(?<![\w-])(?P<n>{EN_NUMBER})-(?P<unit>sentence|paragraph|bullet(?:[\s-]point)?)s?\b"
@@ -247,8 +304,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter="Write a multi-sentence note."),
     # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
     Phrasing(
-        rf"\b(?P<n>{EN_NUMBER})\s+(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b"
-        rf"[^\n]{{0,100}}?\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked,
+        rf"\b{_SECTIONS_N}[^\n]{{0,100}}?\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked,
         kind="section_count", example="in 4 sections labelled Part 1, Part 2 and so on",
         counter="Give exactly 4 numbered points (1., 2., and so on)."),
     Phrasing(
@@ -260,6 +316,20 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         example="Your answer needs 4 sections, with 'SECTION X' at the start of each.",
         counter="Your response must have 4 sections. Mark the beginning of each section with "
                 "SECTION X."),
+    # the marker first, then the count: "Begin each section with 'Act' and a number, with
+    # exactly 2 sections"
+    Phrasing(
+        rf"\b{_MARK_VERBS}\s+(?:each|every|all|the)\s+(?:one|{_SECTION_UNITS})\s+(?:with|as|by"
+        rf"|using)\s+[^\n.;]{{0,30}}?{_MARKER}[^\n.]{{0,60}}?\b{_SECTIONS_N}", _marked,
+        kind="section_count", example="Begin each part with 'Step' and a number; 3 parts.",
+        counter="Begin each part with a heading and a number; 3 parts."),
+    # the markers listed: "Mark each section as 'Day 1', 'Day 2', 'Day 3'"
+    Phrasing(
+        rf"\b{_MARK_VERBS}\s+(?:each|every|all|the|your)\s+(?:one|{_SECTION_UNITS})\s+(?:(?:with|"
+        rf"as|by|using)\s+)?(?:the\s+)?(?:markers?\s+|labels?\s+|headings?\s+)?{_LISTED}",
+        _listed,
+        kind="section_count", example="Label the sections Day 1, Day 2 and Day 3.",
+        counter="Label the sections Day 1, Day 2 and so on."),
     # N parts, each under a heading of its own
     Phrasing(
         r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"

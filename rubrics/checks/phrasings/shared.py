@@ -154,6 +154,21 @@ def count(kind: str, relation: str, n: int | None, upper: int | None = None,
     return [(kind, {"relation": relation, "n": n, "upper": upper, **extra})]
 
 
+# a second bound after a count, its unit left unsaid: "more than 250 words but no longer than
+# 350", "at least 3 paragraphs and at most 5"
+SECOND_BOUND = (rf"\s*,?\s+(?:but|and|yet)\s+(?P<q2>{AT_MOST_EN}|{LESS_THAN_EN}|{AT_LEAST_EN}|"
+                rf"{MORE_THAN_EN})\s+(?P<n2>{EN_NUMBER})(?=\s*(?:[.,;:!?)\n]|$))")
+
+
+def two_bounds(kind: str, **extra: Any) -> Build:
+    """Both bounds of a count whose second leaves its unit unsaid (the pre-pass merges an
+    "at least" and an "at most" into one range)."""
+    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+        return [*count(kind, relation_of(m.group("q1")), to_int(m.group("n1")), **extra),
+                *count(kind, relation_of(m.group("q2")), to_int(m.group("n2")), **extra)]
+    return build
+
+
 def relation_of(qualifier: str) -> str:
     """The relation an English qualifier ("no more than", "over", "exactly") states."""
     for pattern, relation in ((AT_LEAST_EN, "at least"), (MORE_THAN_EN, "more than"),
