@@ -37,35 +37,44 @@ Rules the labels of `tests/data/checks/` follow too:
   than N bullet points", "Under no circumstances should it go over N words") are `at most N`;
   "twice or more" is `at least 2`; number words count ("two hundred words", "two dozen", "a
   pair of"); a second bound with its unit left unsaid is the same count's ("more than 250
-  words but no longer than 350");
+  words but no longer than 350"); "just shy of N" is `at most N-1`; "nothing above N words",
+  "cap it at N words", "hold it to N words" and "N words, no more" are `at most N` ("no more,
+  no less" is exactly);
 - a count of spans to highlight or set in bold with no qualifier ("highlight 3 sections",
   "bold the key terms": 1) is `at least` that many, and so are placeholders with no number
-  but an example in brackets ("leave spots like [name] for me to fill in": 1);
+  but an example in brackets ("leave spots like [name] for me to fill in": 1); beside a bound
+  of the same count no number states, that floor goes ("placeholders like [Company] where
+  needed, but no more than 3 of them": at most 3);
 - N parts each under a heading of their own ("in 4 sections, each with a ## heading", "one
   heading per subsection, 2 subsections") are N headings, besides the parts' own count;
 - sections each opened by a word and their number ("each introduced by the word ARTICLE
   followed by its number", "Begin each section with 'Act' and a number, with exactly 2
-  sections", "Mark each section as 'Day 1', 'Day 2', 'Day 3'": 3) are a `section_count` with
-  that word as marker; a P.P.S. keeps the period it is written with ("add a P.P.S. that
-  jokes ..."), unless that period ends the sentence;
+  sections", "Mark each section as 'Day 1', 'Day 2', 'Day 3'": 3, "split into Part 1, Part 2
+  and Part 3": 3) are a `section_count` with that word as marker; a P.P.S. keeps the period
+  it is written with ("add a P.P.S. that jokes ..."), unless that period ends the sentence;
 - every [[ ## name ## ]] marker the request writes is a field marker the response keeps, bar
   a DSPy-style prompt's input fields, one asked about and one in the user's own template;
 - the length of a text the request gives ("summarize this 2000-word article", "translate
   these 20 words") or of items it lists ("a list of 10 words in French") is no length;
 - a form asked of one part ("end each paragraph with ...", "paragraph 2 must begin with ...",
-  "the title in all caps") or named as a topic (in a question about it, "explain when a comma
-  is not allowed", "the structure of a 5-paragraph essay", "a game where players must avoid
-  saying 'yes'", "an essay on why some companies ban the word 'problem'") is no check;
+  "the title in all caps", "keep the subject line under 8 words", "a story whose first
+  sentence is under ten words", "the word 'mint' must appear in the second paragraph") or
+  named as a topic (in a question about it, "explain when a comma is not allowed", "the
+  structure of a 5-paragraph essay", "a game where players must avoid saying 'yes'", "an
+  essay on why some companies ban the word 'problem'") is no check;
 - words a verb of using names ("include the keywords a, b and c") are each a keyword, and
   forbidden words where a negation precedes the verb in its clause ("do not use the words
   ..."); a language is the response's when the response, or the verb of answering, is said
-  to be in it (not a topic, a translation target or an adjective: "in French schools");
+  to be in it, or the text asked for is named by it ("Write a German-language product
+  description"; not a topic, a translation target or an adjective: "in French schools");
 - a number of list items is a count when the list's style is named ("an ordered list of five
   steps", "用项目符号列出三点"), not when it is not ("give me 10 name ideas"); a range of
   them ("3-5 bullet points") is `between`;
 - one form per requirement: an "at least N" and an "at most M" of one count kind (the same
   word, letter, divider or marker) are one `between N and M`; a JSON Schema given makes
   `json_schema` alone (the schema asks for JSON itself);
+- a form the request only permits ("feel free to use JSON", "add a P.S. if you think it
+  fits") and a P.S. that opens a paragraph of the request (the user's own) are no check;
 - a count in a question about a form or about how to do the user's own task ("Is the
   five-paragraph essay outdated?", "my essay needs 5 paragraphs, how do I structure it?"),
   or describing a text the user wrote or gives ("I wrote a 500-word essay", "这份报告分为四个
@@ -81,62 +90,97 @@ from typing import Any
 
 from rubrics.checks.base import ParamsInvalid
 from rubrics.checks.model import Check
-from rubrics.checks.numbers import EN_NUMBER, to_int
+from rubrics.checks.numbers import EN_NUMBER
 from rubrics.checks.phrasings import PART_OF, RULES
-from rubrics.checks.phrasings.shared import LESS_THAN_EN, MORE_THAN_EN, relation_of
+from rubrics.checks.phrasings.formats import json_schemas
+from rubrics.checks.phrasings.parts import divider
+from rubrics.checks.phrasings.shared import bounded_after, negated_bound
 from rubrics.checks.scope import (
     EACH_FREE_KINDS,
     INTRO_OUTRO,
     LENGTH_KINDS,
     SENTENCE_END,
+    WORD_KINDS,
     asks_for_several,
-    not_asked,
+    clause_before,
+    not_the_responses,
     of_a_part,
     per_item,
+    since_clause_break,
 )
 
-# a bound said after an exact count: "three words in ALL CAPS, and no more than that"
-_BOUND_AFTER = re.compile(
-    r"\s*,?\s*(?:and|but)\s+no\s+(?P<which>more|fewer|less)(?:\s+than\s+that)?\b", re.I)
+# --- whether the words ask anything of the response at all: not in a question about the
+# topic, a form or the user's own task, nor a permission (whose a reading is: `scope`)
+
+# the kinds a question about the topic names rather than asks for ("Why do people type in
+# all caps?", "Is it rude to skip commas?")
+TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted", "postscript", "json",
+                         "field_marker"})
+_QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do|does|did)\b"
+                       r"[^?\n]*\?\s*$", re.I)
+# a question asking about words ("Why do editors cut out the word 'very'?"); one opening with
+# do, can or is may be a request ("Do you think you could write it without the word 'the'?")
+_WH_QUESTION = re.compile(r"\s*(?:why|what|when|where|who|which|whose|how)\b[^?\n]*\?\s*$", re.I)
+# "explain when a comma is not allowed", "请解释一下什么是全大写字母": the words right before a
+# match that make it the topic
+_TOPIC_BEFORE = re.compile(
+    r"\b(?:when|why|whether|where|how)\s+(?:an?\s+|the\s+|to\s+(?:\w+\s+)?)?$|"
+    r"(?:什么是|何谓|何为|什么叫)\s*$", re.I)
+# a Chinese question about the topic: "为什么人们用 ALL CAPS？"
+_ZH_QUESTION = re.compile(r"为什么|为何|是否|什么|吗\s*[？?]")
+# a question about a form, not a request for one: "Is the five-paragraph essay format outdated?"
+_FORM_QUESTION = re.compile(
+    r"\s*(?:why|what|which|whose|is|are|was|were|does|did)\b[^?\n]*\?\s*$", re.I)
+# a question asking how to do the user's own task: "My essay needs 5 paragraphs, how do I
+# structure it?", "一篇3000字的论文要写多久？"; its counts are the task's, not the response's
+_ADVICE = re.compile(r"\b(?:how\s+(?:do|should|can|could|would)\s+(?:I|we)|what\s+should\s+"
+                     r"(?:I|we)|how\s+(?:long|many|much))\b|怎么|如何|请问|多久|多长|多少", re.I)
+_QUESTION_END = re.compile(r"[?？]|[。！!\n]|\.(?=\s|$)")
+# a form permitted, not asked: "Feel free to add a P.S. if you think it fits", "If it's
+# easier, feel free to use JSON"
+_PERMITTED_BEFORE = re.compile(r"\b(?:feel\s+free\s+to|optionally)\b", re.I)
+_PERMITTED_AFTER = re.compile(
+    r"[^.;!?\n]{0,30}?\bif\s+you\s+(?:like|want|wish|prefer|think|feel)\b", re.I)
 
 
-def _bounded_after(text: str, match: re.Match[str], params: dict[str, Any]) -> dict[str, Any]:
-    """An exact count the words after it bound: "and no more than that" is at most, "but no
-    fewer" at least."""
-    after = _BOUND_AFTER.match(text, match.end())
-    if not after or params.get("relation") != "exactly":
-        return params
-    return {**params, "relation": "at most" if after.group("which").lower() == "more"
-            else "at least"}
+def _sentence(text: str, match: re.Match[str]) -> str:
+    """The match's sentence, from its start to its end mark."""
+    end = SENTENCE_END.search(text, match.end())
+    return clause_before(text, match.start()) + text[match.start():end.end() if end else None]
 
 
-# a strict bound and the negation governing it: "don't use more than 3 headings", "must not
-# contain more than 6 bullet points", "Under no circumstances should it go over 90 words"
-_STRICT = re.compile(rf"(?<!\bno\s)(?<!\bnot\s)\b(?P<q>{MORE_THAN_EN}|{LESS_THAN_EN})\s+"
-                     rf"(?P<n>{EN_NUMBER})", re.I)
-_NEGATED = re.compile(
-    r"(?:\b(?:do|does|did|must|should|may|might|can|could|will|would|shall)\s*not|"
-    r"\b(?:don|doesn|didn|mustn|shouldn|can|couldn|won|wouldn)['’]?t|\bcannot|\bnever|"
-    r"\b(?:under\s+no\s+circumstances|in\s+no\s+case|at\s+no\s+(?:point|time))\s+"
-    r"(?:should|must|may|can|will|shall|is|are)\s+\w+)\s+(?:\w+\s+){0,2}$", re.I)
+def _in_a_question(text: str, match: re.Match[str]) -> bool:
+    """Whether the match sits in a question about the topic: a sentence that opens with a
+    question word and ends with a question mark, or words that ask when or why the thing
+    holds ("explain when a comma is not allowed")."""
+    if _TOPIC_BEFORE.search(text, max(0, match.start() - 20), match.start()):
+        return True
+    sentence = _sentence(text, match)
+    return bool(_QUESTION.fullmatch(sentence)
+                or _ZH_QUESTION.search(sentence) and sentence.rstrip()[-1:] in "？?")
 
 
-def _negated_bound(text: str, match: re.Match[str], params: dict[str, Any]) -> dict[str, Any]:
-    """A strict bound a negation governs is the other bound, not strict: "don't use more than
-    3 headings" is at most 3 (read alone, "more than 3" is at least 4), "must not have fewer
-    than 4 points" at least 4."""
-    strict = _STRICT.search(match.group(0))
-    if not strict or "relation" not in params:
-        return params
-    at = match.start() + strict.start()
-    if not _NEGATED.search(text, max(0, at - 60), at):
-        return params
-    n, more = to_int(strict.group("n")), relation_of(strict.group("q")) == "more than"
-    if n is None or (params["relation"], params["n"]) != (("at least", n + 1) if more
-                                                          else ("at most", max(0, n - 1))):
-        return params
-    return {**params, "relation": "at most" if more else "at least", "n": n}
+def _in_advice_question(text: str, match: re.Match[str]) -> bool:
+    """Whether the match sits in a question that asks how to do the user's own task."""
+    end = _QUESTION_END.search(text, match.end())
+    if not end or end.group(0) not in "?？":
+        return False
+    return bool(_ADVICE.search(clause_before(text, match.start()) + text[match.start():end.end()]))
 
+
+def _not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any]) -> bool:
+    """Whether the check a match gives is no requirement of the response: permitted rather
+    than asked, in a question about the topic, a form or the user's own task, or said of a
+    text other than the response (`scope.not_the_responses`)."""
+    if _PERMITTED_BEFORE.search(since_clause_break(text, match.start())) \
+            or _PERMITTED_AFTER.match(text, match.end()) \
+            or not_the_responses(text, match, kind, params):
+        return True
+    if kind in TOPIC_KINDS and _in_a_question(text, match) \
+            or kind in WORD_KINDS and _WH_QUESTION.fullmatch(_sentence(text, match)):
+        return True
+    return "relation" in params and bool(_in_advice_question(text, match)
+                                         or _FORM_QUESTION.fullmatch(_sentence(text, match)))
 
 def _found(text: str) -> Iterator[tuple[int, Check]]:
     several = asks_for_several(text)
@@ -146,8 +190,8 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
             for kind, params in build(match):
                 if each and kind not in EACH_FREE_KINDS:
                     continue
-                params = _negated_bound(text, match, _bounded_after(text, match, params))
-                if of_a_part(text, match, kind, several) or not_asked(text, match, kind, params):
+                params = negated_bound(text, match, bounded_after(text, match, params))
+                if of_a_part(text, match, kind, several) or _not_asked(text, match, kind, params):
                     continue
                 try:
                     yield match.start(), Check(kind=kind, params=params, source="prepass",
@@ -156,37 +200,7 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
                     continue
 
 
-_DIVIDER = re.compile(r"(?:markdown\s+divider|(?:separate[ds]?|divided?|split|mark\s+the\s+breaks?)"
-                      r"\b[^.\n]{0,40}?\b"
-                      r"(?:with|by|using))\s*:?\s*(?:the\s+)?"
-                      r"(?:markdown\s+divider\s*:?\s*)?"
-                      # the mark on a line of its own: "with a line containing only ---"
-                      r"(?:an?\s+(?:line|row)\s+(?:containing|with|of|holding|that\s+(?:has|"
-                      r"contains|is))\s+(?:only|just|nothing\s+but)\s+)?"
-                      r"`?(\*[ ]?\*[ ]?\*|-[ ]?-[ ]?-)`?|"
-                      r"用\s*(\*\*\*|---)\s*分隔", re.I)
-_SCHEMA = re.compile(r"json\s*schema|schema", re.I)
-SCHEMA_CHARS = 4000
 QUOTE_CHARS = 400
-
-
-def _schemas(request: str) -> Iterator[tuple[int, Check]]:
-    """A JSON Schema the request spells out (an object with "type" or "properties" right
-    after the word "schema"): the answer must be JSON valid against it."""
-    decoder = json.JSONDecoder()
-    for match in _SCHEMA.finditer(request):
-        brace = request.find("{", match.end(), match.end() + 200)
-        if brace < 0:
-            continue
-        try:
-            schema, _ = decoder.raw_decode(request, brace)
-        except ValueError:
-            continue
-        text = json.dumps(schema, ensure_ascii=False, sort_keys=True)
-        if isinstance(schema, dict) and {"type", "properties"} & set(schema) \
-                and len(text) <= SCHEMA_CHARS:
-            yield match.start(), Check(kind="json_schema", params={"schema": text},
-                                       quote=match.group(0), source="prepass")
 
 
 def _is_count(check: Check) -> bool:
@@ -243,9 +257,11 @@ def _canonical(request: str, checks: list[Check]) -> list[Check]:
     """One form per requirement: a `json` check goes when a `json_schema` one is found (the
     schema asks for JSON itself) or when JSON is the request's topic; an "at least N" and an
     "at most M" (N <= M) of one count kind with the same other params merge into one
-    "between N and M", quoting the request's words from the first to the second."""
+    "between N and M", quoting the request's words from the first to the second; an "at least
+    1" another count of the same thing already asks for goes first (`_implied`)."""
     if any(c.kind == "json_schema" for c in checks) or _JSON_TOPIC.search(request):
         checks = [c for c in checks if c.kind != "json"]
+    checks = [c for c in checks if not _implied(c, checks)]
     groups: dict[tuple[str, str], list[Check]] = {}
     for check in checks:
         if _is_count(check) and check.params["relation"] in ("at least", "at most"):
@@ -264,18 +280,25 @@ def _canonical(request: str, checks: list[Check]) -> list[Check]:
             "params": {**low.params, "relation": "between", "upper": high.params["n"]},
             "quote": _quote_between(request, first.quote, second.quote)})
         merged[id(second)] = None
-    out = [c for c in (merged.get(id(c), c) for c in checks) if c is not None]
-    return [c for c in out if not _implied(c, out)]
+    return [c for c in (merged.get(id(c), c) for c in checks) if c is not None]
+
+
+# a number in a check's quote: an "at least 1" read from words without one is a floor no
+# number states ("use placeholders like [name]", "bold the key terms")
+_A_NUMBER = re.compile(rf"\d|\b(?:{EN_NUMBER}|once)\b|[一二两三四五六七八九十百千]", re.I)
 
 
 def _implied(check: Check, checks: list[Check]) -> bool:
-    """An "at least 1" (a highlight or a word asked for with no count) that another count of
-    the same thing already asks for ("bold the key terms, at least three")."""
+    """An "at least 1" that another count of the same thing already asks for: a highlight or a
+    word asked for with no count beside a floor ("bold the key terms, at least three"), or
+    beside any bound when no number states it ("placeholders like [Company] where needed, but
+    no more than 3 of them": at most 3, not between 1 and 3)."""
     if not _is_count(check) or check.params["relation"] != "at least" or check.params["n"] != 1:
         return False
+    unnumbered = not _A_NUMBER.search(check.quote)
     rest = {k: v for k, v in check.params.items() if k not in ("relation", "n", "upper")}
     return any(other is not check and other.kind == check.kind and other.params["n"] >= 1
-               and other.params["relation"] != "at most"
+               and (unnumbered or other.params["relation"] != "at most")
                and {k: v for k, v in other.params.items()
                     if k not in ("relation", "n", "upper")} == rest for other in checks)
 
@@ -307,7 +330,9 @@ def prepass(request: str) -> tuple[Check, ...]:
     kind inside a longer count (the "800字" in "不少于800字", the "2 sections" in "highlight
     at least 2 sections"), is dropped."""
     # at one start, the longer reading first, so the shorter one inside it is the one dropped
-    found = sorted([*_found(request), *_schemas(request)],
+    schemas = [(at, Check(kind="json_schema", params={"schema": schema}, quote=quote,
+                          source="prepass")) for at, quote, schema in json_schemas(request)]
+    found = sorted([*_found(request), *schemas],
                    key=lambda pair: (pair[0], -len(pair[1].quote)))
     kept: dict[tuple[str, str], Check] = {}
     spans: list[Check] = []
@@ -324,10 +349,9 @@ def prepass(request: str) -> tuple[Check, ...]:
             continue
         kept[check.key()] = check
         spans.append(check)
-    divider = _DIVIDER.search(request)
+    mark = divider(request)
     checks = [c for c in kept.values()]
-    if divider:
-        mark = (divider.group(1) or divider.group(2)).replace(" ", "")
+    if mark:
         checks = [c.model_copy(update={"params": {**c.params, "divider": mark}})
                   if c.kind == "paragraph_count" else c for c in checks]
     checks = _canonical(request, _whole_lengths(_without_misreadings(checks)))

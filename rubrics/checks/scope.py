@@ -1,16 +1,14 @@
-"""Whether a reading is a requirement of the whole response; the pre-pass asks it of every
-match. Whose a length or count is: the response's, or one named part's, an item's, each of
-several texts' or one of several versions' (a labelled line, a list item, a contents list,
-"for the main section", "每个版本", a part as the subject of its clause: "the subject line
-should be no longer than 6 words", "no paragraph may exceed 120 words"...; `per_item`,
-`of_a_part`, `said_of_a_part`). And whether the words are asked of the response at all
-(`not_asked`): not when they sit in a question about the topic ("Why do people type in all
-caps?", "Why do some poets, like e.e. cummings, write in lowercase?", "为什么人们用 ALL
-CAPS？"), in a question about a form ("Is the five-paragraph essay format outdated?"), in a
-question asking how to do the user's own task ("My essay needs 5 paragraphs, how do I
-structure it?", "一篇3000字的论文要写多久？"), when they describe a text the user wrote or gives
-("I wrote a 500-word essay", "这份报告分为四个部分，请帮我检查语法错误"), or when they are said of
-each part ("Every bullet must contain the word 'community'")."""
+"""Whose a reading is; the pre-pass asks it of every match. A length or count is the
+response's, or one named part's, an item's, each of several texts' or one of several versions'
+(a labelled line, a list item, a contents list, "for the main section", "每个版本", a part as
+the subject of its clause or the object of a verb of limiting: "the subject line should be no
+longer than 6 words", "no paragraph may exceed 120 words", "keep the subject line under 8
+words"; `per_item`, `of_a_part`, `said_of_a_part`). A form, a word or a count may be said of a
+text other than the response (`not_the_responses`): the user's own ("I wrote a 500-word
+essay"), one the user gives ("这份报告分为四个部分，请帮我检查语法错误"), or a part ("Every bullet
+must contain the word 'community'", "The first line should be a hook in all caps", "the word
+'mint' must appear in the second paragraph"). Whether the words ask anything at all (a
+question about the topic, a permission) is the pre-pass's own test."""
 
 from __future__ import annotations
 
@@ -20,8 +18,8 @@ from typing import Any
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
 
 # ("800 words each"; not "3 paragraphs, each separated by ***", whose "each" opens a clause about
-# the parts)
-EACH_AFTER = re.compile(r"^[^.;,\n]{0,12}\b(?:each|per|apiece)\b", re.I)
+# the parts, nor "Part 1, Part 2 and Part 3 (one per month)", a note on them)
+EACH_AFTER = re.compile(r"^[^.;,(\n]{0,12}\b(?:each|per|apiece)\b", re.I)
 EACH_BEFORE = re.compile(r"\b(?:each|every|per)\b[^.;\n]{0,40}$", re.I)
 # "each of your 3 paragraphs": the count right after it is how many there are
 _EACH_OF = re.compile(r"\beach\s+of\s+(?:the|your|these|those|its)\s+$", re.I)
@@ -44,11 +42,14 @@ WHOLE_LABEL = re.compile(
     r"字数|篇幅|长度|要求|规范|格式|注意|备注|提示|任务|全文|全篇|整体|总(?:字数|长度|篇幅|体)|"
     r"内容|正文|主体|\blength\b|\bword\s*count\b|\bwords\b|\bsize\b|\brequirements?\b|\bformat\b|\bnote\b|"
     r"\binstructions?\b|\btask\b|\btotal\b|\boverall\b|\bcontent\b|\bbody\b|结构|形式|"
+    r"\brules?\b|\bconstraints?\b|\bspecs?\b|"
     r"\bstructure\b|\blayout\b|\bshape\b|\bform\b|\borgani[sz]ation\b", re.I)
 # "全文", "in total": a length said to be the total is the response's however it is placed
 TOTAL = re.compile(r"总(?:字数|长度|篇幅|计|共)|全文|全篇|整篇|合计|共计|一共|"
                    r"\b(?:total|overall|altogether|combined|in\s+all(?!\s+(?:caps|capitals?|"
                    r"lower|upper)))\b", re.I)
+# a total right after a count: "no more than 10 bullets overall"
+_TOTAL_AFTER = re.compile(r"\s*(?:overall|in\s+total|total|altogether|in\s+all)\b", re.I)
 WRITE_VERB = re.compile(r"写|创作|生成|设计|起草|制作|\b(?:write|create|draft|compose|generate|"
                         r"produce|design|prepare|craft)\b", re.I)
 # what the request's first writing verb asks for: "撰写20条评价", "设计一组帖文",
@@ -129,8 +130,8 @@ ENUMERATION_SEPARATORS = "、：:；;"
 def per_item(text: str, match: re.Match[str]) -> bool:
     """A length said of each item ("800 words each", "每个帖文800-1200字"); not a count said
     to be the total ("each tip its own bullet; eight tips in total")."""
-    if TOTAL.search(match.group(0)) or _restates_each(text, match) \
-            or _EACH_OF.search(text, 0, match.start()):
+    if TOTAL.search(match.group(0)) or _TOTAL_AFTER.match(text, match.end()) \
+            or _restates_each(text, match) or _EACH_OF.search(text, 0, match.start()):
         return False
     after = text[match.end():match.end() + 30]
     before = text[max(0, match.start() - 40):match.start()]
@@ -226,11 +227,11 @@ def _for_a_version(text: str, match: re.Match[str]) -> bool:
     names = {" ".join(found.group(0).lower().split()) for found in VERSION_NAME.finditer(text)}
     if len(names) < 2 and not SEVERAL_VERSIONS.search(text):
         return False
-    return bool(VERSION_NAME.search(_since_clause_break(text, match.start()))
+    return bool(VERSION_NAME.search(since_clause_break(text, match.start()))
                 or FOR_A_VERSION.match(text, match.end()))
 
 
-def _since_clause_break(text: str, at: int) -> str:
+def since_clause_break(text: str, at: int) -> str:
     """The text from the last comma, semicolon or sentence end before `at` up to `at`."""
     breaks = [m.end() for m in CLAUSE_BREAK.finditer(text, 0, at)]
     return text[breaks[-1] if breaks else 0:at]
@@ -258,36 +259,60 @@ def asks_for_several(text: str) -> bool:
 
 
 # the subject of the clause a requirement sits in, and the modal after it: "The subject line
-# should be ...", "..., and the lead paragraph shouldn't exceed ...", "Each item should ..."
+# should be ...", "..., and the lead paragraph shouldn't exceed ...", "Each item should ...",
+# "a story whose first sentence is ..."
 _SUBJECT = re.compile(
-    r"(?:(?:^|[,;:(])\s*(?:(?:and|but|while|whereas)\s+)?|\b(?:and|but|while|whereas)\s+)"
+    r"(?:(?:^|[,;:(])\s*(?:(?:and|but|while|whereas)\s+)?|\b(?:and|but|while|whereas|whose)\s+)"
     r"(?P<np>(?:[\w'’-]+\s+){0,3}?[\w'’-]+)\s+(?:should|must|may|might|can|could|will|shall|is|"
     r"are|has\s+to|have\s+to|needs?\s+to|ought\s+to)(?:\s*not|n['’]t)?\b", re.I)
 # a subject naming a part of the text, never the whole: a part that is one by its name (the
 # subject line, the headline), one of the units qualified as one or each of them (the lead
-# paragraph, no paragraph, each item), or all of the units (paragraphs, the bullets)
+# paragraph, the intro paragraph, the first one, no paragraph, each item), or all of the units
+# (paragraphs, the bullets)
 _PART_UNITS = (r"(?:paragraph|sentence|item|bullet(?:\s+point)?|point|tip|line|step|entry|"
                r"section|part|chapter|stanza|verse|question|answer|idea|slide|heading|option|"
                r"example|reason|fact|title)")
+_NAMED_PART = (r"(?:subject\s+line|title|headline|heading|header|subheading|caption|tagline|"
+               r"slogan|greeting|salutation|sign[\s-]?off|intro(?:duction)?|conclusion|lead|lede|"
+               r"hook)")
 _PART_NP = re.compile(
-    r"(?:(?:the|its|your|each|every|any|no)\s+)?(?:[\w-]+\s+)?(?:subject\s+line|title|headline|"
-    r"heading|header|subheading|caption|tagline|slogan|greeting|salutation|sign[\s-]?off|"
-    r"intro(?:duction)?|conclusion|lead|lede|hook)s?|"
-    r"(?:each|every|any|no|one|a\s+single|the\s+(?:first|second|third|fourth|fifth|last|final|"
-    rf"opening|closing|lead|lede|introductory|concluding|middle|top))\s+(?:[\w-]+\s+)?"
-    rf"{_PART_UNITS}|(?:the\s+|all\s+(?:the\s+)?|your\s+)?(?:[\w-]+\s+)?{_PART_UNITS}s", re.I)
+    rf"(?:(?:the|its|your|each|every|any|no)\s+)?(?:[\w-]+\s+)?{_NAMED_PART}s?|"
+    rf"(?:each|every|any|no|one|a\s+single)\s+(?:[\w-]+\s+)?{_PART_UNITS}|"
+    r"(?:(?:the|its|their|your)\s+)?(?:first|second|third|fourth|fifth|last|final|opening|"
+    rf"closing|lead|lede|intro|introductory|concluding|middle|top)\s+(?:[\w-]+\s+)?"
+    rf"(?:{_PART_UNITS}|one)|(?:the\s+|all\s+(?:the\s+)?|your\s+)?(?:[\w-]+\s+)?{_PART_UNITS}s",
+    re.I)
+# a clause of its own after the subject's, its verb an imperative: "The subject line must
+# include 'URGENT', and keep the whole email under 120 words"
+_NEW_CLAUSE = re.compile(r"[,;]\s*(?:(?:and|but|then)\s+)?(?:please\s+)?(?:keep|make|write|use|"
+                         r"limit|hold|cap|add|include|end|finish|start|begin|put|give|stay)\b",
+                         re.I)
+# a part as the object of a verb of limiting, right before the bound: "keep the subject line
+# under 8 words"; and "it" after such an object: "make the title a pun and keep it under six
+# words"
+_KEPT = re.compile(r"\b(?:keep|limit|cap|hold|restrict)\s+(?P<np>(?:[\w'’-]+\s+){0,3}?[\w'’-]+)"
+                   r"\s+(?:(?:to|at)\s+)?$", re.I)
+_IT_AFTER_PART = re.compile(
+    rf"\b(?:make|write|give|keep|craft|have|put|set)\s+(?:the|your)\s+(?:[\w-]+\s+)?"
+    rf"{_NAMED_PART}\b[^.;!?\n]{{0,60}}?\band\s+(?:\w+\s+)?it\s+(?:(?:to|at)\s+)?$", re.I)
 
 
 def said_of_a_part(text: str, match: re.Match[str]) -> bool:
-    """Whether the match is said of a part of the text, the subject of its clause: "The
+    """Whether the match is said of a part of the text: the subject of its clause ("The
     subject line should be ... no longer than 6 words", "no paragraph may exceed 120 words",
-    "Every bullet must contain the word 'community'"; not a total said after the subject ("Each
-    section should be around 2000 words, with the total text exceeding 6000 words", "4 sections
-    in total")."""
+    "Every bullet must contain the word 'community'"), or the object of a verb of limiting
+    ("keep the subject line under 8 words", "make the title a pun and keep it under six
+    words"); not a total said after the subject ("Each section should be around 2000 words,
+    with the total text exceeding 6000 words", "4 sections in total"), nor a clause of its own
+    after it (", and keep the whole email under 120 words")."""
     # (the match may open with the modal: "... the lead paragraph shouldn't exceed 35 words")
     clause = clause_before(text, match.start())
+    kept = _KEPT.search(clause)
+    if kept and _PART_NP.fullmatch(kept.group("np").strip()) or _IT_AFTER_PART.search(clause):
+        return True
     subjects = [s for s in _SUBJECT.finditer(clause + match.group(0)) if s.start() < len(clause)]
-    if not subjects or not _PART_NP.fullmatch(subjects[-1].group("np").strip()):
+    if not subjects or not _PART_NP.fullmatch(subjects[-1].group("np").strip()) \
+            or _NEW_CLAUSE.search(clause + match.group(0), subjects[-1].end()):
         return False
     return not (TOTAL.search(clause, subjects[-1].end()) or TOTAL.search(match.group(0))
                 or TOTAL.search(text, match.end(), match.end() + 12))
@@ -308,32 +333,11 @@ def of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> bool
         and not TOTAL.search(clause_before(text, match.start()))
 
 
-# --- whether the words are asked of the response at all
+# --- texts other than the response: the user's own, one the user gives, a part
 
-# the kinds a question about the topic names rather than asks for ("Why do people type in
-# all caps?", "Is it rude to skip commas?")
-TOPIC_KINDS = frozenset({"lowercase", "uppercase", "no_commas", "quoted", "postscript", "json",
-                         "field_marker"})
-_QUESTION = re.compile(r"\s*(?:why|what|how|when|where|who|which|whose|is|are|do|does|did)\b"
-                       r"[^?\n]*\?\s*$", re.I)
 # the kinds of a phrase the text opens or closes with: a given text's ("这篇英文文章的结尾是
 # “See you”，帮我分析一下") is no requirement
 EDGE_KINDS = frozenset({"starts_with", "ends_with"})
-# a question asking about words ("Why do editors cut out the word 'very'?"); one opening with
-# do, can or is may be a request ("Do you think you could write it without the word 'the'?")
-_WH_QUESTION = re.compile(r"\s*(?:why|what|when|where|who|which|whose|how)\b[^?\n]*\?\s*$", re.I)
-# "explain when a comma is not allowed", "请解释一下什么是全大写字母": the words right before a
-# match that make it the topic
-_TOPIC_BEFORE = re.compile(
-    r"\b(?:when|why|whether|where|how)\s+(?:an?\s+|the\s+|to\s+(?:\w+\s+)?)?$|"
-    r"(?:什么是|何谓|何为|什么叫)\s*$", re.I)
-
-
-# a Chinese question about the topic: "为什么人们用 ALL CAPS？"
-_ZH_QUESTION = re.compile(r"为什么|为何|是否|什么|吗\s*[？?]")
-# a question about a form, not a request for one: "Is the five-paragraph essay format outdated?"
-_FORM_QUESTION = re.compile(
-    r"\s*(?:why|what|which|whose|is|are|was|were|does|did)\b[^?\n]*\?\s*$", re.I)
 # a description of a text the user gives, with a task on it: "这份报告分为四个部分，请帮我检查语法
 # 错误", "My essay has 5 paragraphs; please proofread it"
 _GIVEN_TEXT = re.compile(
@@ -353,46 +357,6 @@ def _about_a_given_text(text: str, match: re.Match[str]) -> bool:
                 and _TASK_ON_GIVEN.search(text))
 
 
-def _in_a_form_question(text: str, match: re.Match[str]) -> bool:
-    end = SENTENCE_END.search(text, match.end())
-    sentence = clause_before(text, match.start()) + text[match.start():end.end() if end else None]
-    return bool(_FORM_QUESTION.fullmatch(sentence))
-
-
-def _in_a_wh_question(text: str, match: re.Match[str]) -> bool:
-    end = SENTENCE_END.search(text, match.end())
-    sentence = clause_before(text, match.start()) + text[match.start():end.end() if end else None]
-    return bool(_WH_QUESTION.fullmatch(sentence))
-
-
-def _in_a_question(text: str, match: re.Match[str]) -> bool:
-    """Whether the match sits in a question about the topic: a sentence that opens with a
-    question word and ends with a question mark, or words that ask when or why the thing
-    holds ("explain when a comma is not allowed")."""
-    if _TOPIC_BEFORE.search(text, max(0, match.start() - 20), match.start()):
-        return True
-    sentence_end = SENTENCE_END.search(text, match.end())
-    end = sentence_end.end() if sentence_end else len(text)
-    sentence = clause_before(text, match.start()) + text[match.start():end]
-    return bool(_QUESTION.fullmatch(sentence)
-                or _ZH_QUESTION.search(sentence) and sentence.rstrip()[-1:] in "？?")
-
-
-# a question asking how to do the user's own task: "My essay needs 5 paragraphs, how do I
-# structure it?", "一篇3000字的论文要写多久？"; its counts are the task's, not the response's
-_ADVICE = re.compile(r"\b(?:how\s+(?:do|should|can|could|would)\s+(?:I|we)|what\s+should\s+"
-                     r"(?:I|we)|how\s+(?:long|many|much))\b|怎么|如何|请问|多久|多长|多少", re.I)
-_QUESTION_END = re.compile(r"[?？]|[。！!\n]|\.(?=\s|$)")
-
-
-def _in_advice_question(text: str, match: re.Match[str]) -> bool:
-    """Whether the match sits in a question that asks how to do the user's own task."""
-    end = _QUESTION_END.search(text, match.end())
-    if not end or end.group(0) not in "?？":
-        return False
-    return bool(_ADVICE.search(clause_before(text, match.start()) + text[match.start():end.end()]))
-
-
 # a text the user has already written: "I wrote a 500-word essay; can you suggest a title?"
 _USERS_OWN = re.compile(r"\bI(?:\s+(?:just|already))?\s+(?:wrote|have\s+written|['’]ve\s+written|"
                         r"drafted|finished|submitted|made|did|have|['’]ve\s+got)\s+(?:a|an|the|my|"
@@ -403,29 +367,31 @@ WORD_KINDS = frozenset({"keyword", "forbidden_word", "letter_frequency"})
 # kinds an "each" near them never makes one part's: each word, or a marker every field keeps
 # ("begin each field with its marker, [[ ## title ## ]] ...")
 EACH_FREE_KINDS = WORD_KINDS | {"field_marker", "xml_tag"}
-
-
 # words said to be in capitals are counted as such, not as the response's length: "more than
 # one word in all capital letters"
 _IN_CAPITALS = re.compile(r"\s+(?:(?:written|typed|set)\s+)?(?:in|with|using)\s+(?:all[\s-]+|"
                           r"full[\s-]+|block\s+)?(?:caps\b|capital|upper[\s-]*case)", re.I)
+# kinds a part as the clause's subject keeps to itself: "The first line should be a hook in
+# all caps"
+PART_FORM_KINDS = frozenset({"keyword", "lowercase", "uppercase"})
+# a part after a word asked for: "the word 'mint' must appear in the second paragraph"
+_IN_A_PART = re.compile(r"\s+(?:in|within|inside)\s+(?P<np>(?:[\w'’-]+\s+){0,3}?[\w'’-]+)"
+                        r"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|but|of|to)\b))", re.I)
 
 
-def not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any]) -> bool:
-    """Whether the check a match gives is no requirement of the response."""
+def not_the_responses(text: str, match: re.Match[str], kind: str, params: dict[str, Any]) -> bool:
+    """Whether the check a match gives is said of a text other than the response: the user's
+    own ("I wrote a 500-word essay"), one the user gives ("这份报告分为四个部分，请帮我检查"), a
+    part ("The first line should be a hook in all caps", "the word 'mint' must appear in the
+    second paragraph"); or no length at all ("3 words in all caps")."""
     if kind in LENGTH_KINDS and _USERS_OWN.search(text, max(0, match.start() - 30),
                                                   match.start()):
         return True
     if kind == "word_count" and _IN_CAPITALS.match(text, match.end()):
         return True
-    if kind == "keyword" and said_of_a_part(text, match):
+    if kind in PART_FORM_KINDS and said_of_a_part(text, match):
         return True
-    if kind in TOPIC_KINDS and _in_a_question(text, match):
+    part = _IN_A_PART.match(text, match.end()) if kind in WORD_KINDS else None
+    if part and _PART_NP.fullmatch(part.group("np")):
         return True
-    if kind in WORD_KINDS and _in_a_wh_question(text, match):
-        return True
-    if kind in EDGE_KINDS and _about_a_given_text(text, match):
-        return True
-    return "relation" in params and (_in_advice_question(text, match)
-                                     or _in_a_form_question(text, match)
-                                     or _about_a_given_text(text, match))
+    return (kind in EDGE_KINDS or "relation" in params) and _about_a_given_text(text, match)

@@ -1,8 +1,12 @@
-"""General readings the eleventh development batch showed, each on wordings of its own and on
-a near miss: a negation turns a strict bound, a part as the subject of its clause keeps its
-length or keyword to itself (a total said after it does not), a verb inside a clause about
-why or how is the topic, a dotted abbreviation ends no sentence, sections are counted from
-their markers, and a second bound may leave its unit unsaid."""
+"""General readings the development batches written blind to the rules showed, each on
+wordings of its own and on a near miss. From the `dv-` batch: a negation turns a strict bound,
+a part as the subject of its clause keeps its length or keyword to itself (a total said after
+it does not), a verb inside a clause about why or how is the topic, a dotted abbreviation ends
+no sentence, sections are counted from their markers, and a second bound may leave its unit
+unsaid. From the `d2-` batch: a part as the object of a verb of limiting or after "whose", a
+clause of its own after a part's, a word asked in one part, "its" after a part, a form only
+permitted, the user's own P.S., a total after a per-item limit, markers listed after a
+division, and bounds said after the count."""
 
 from __future__ import annotations
 
@@ -83,3 +87,84 @@ def test_a_clause_of_its_own_after_a_topic_is_still_asked(request_text, expected
 ])
 def test_a_pps_keeps_the_period_it_is_written_with(request_text, marker):
     assert found(request_text) == [("postscript", {"marker": marker})]
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    # a clause of its own after a part's subject is the response's again
+    ("Write an email to IT. The subject line must include the word 'URGENT', and keep the "
+     "whole email under 120 words.", [count("word_count", "at most", 119)]),
+    ("Write an email. The subject line must include the word 'URGENT' and be under 8 words.",
+     []),
+    # a part as the object of a verb of limiting, after "whose", or as "it" after it
+    ("Write an email asking for an extension; keep the subject line under 8 words.", []),
+    ("Write an email asking for an extension; keep it under 80 words.",
+     [count("word_count", "at most", 79)]),
+    ("Write a short horror story whose first sentence is under ten words.", []),
+    ("Write a newsletter with a title in << >>; make the title a pun and keep it under six "
+     "words.", [("title", {})]),
+    ("Write a eulogy for my grandmother and hold it to 350 words.",
+     [count("word_count", "at most", 350)]),
+    # a word asked in one part, a case asked of one part
+    ("Write three paragraphs about tea; the word 'mint' must appear in the second paragraph.",
+     [count("paragraph_count", "exactly", 3, divider=None)]),
+    ("Write three paragraphs about tea; the word 'mint' must appear in the response.",
+     [count("paragraph_count", "exactly", 3, divider=None), count("keyword", "at least", 1,
+                                                                  word="mint")]),
+    ("Write a LinkedIn summary. The first line should be a hook in all caps.", []),
+    ("Write a LinkedIn summary. The whole reply should be in all caps.", [("uppercase", {})]),
+    # "its" after a part is the part's; after the response, the response's
+    ("Write a job ad with 2 sections; the second section must list duties and its first word "
+     "should be 'Duties'.", [count("section_count", "exactly", 2, marker=None)]),
+    ("Write a poem; its first line should be 'Dawn breaks'.",
+     [("starts_with", {"phrase": "Dawn breaks"})]),
+    # a total right after a count is no item's
+    ("List pros and cons as bullets, each bullet under 15 words and no more than 10 bullets "
+     "overall.", [count("bullet_count", "at most", 10)]),
+    ("List pros and cons as bullets, each bullet under 15 words.", []),
+])
+def test_whose_a_reading_is(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Summarize Moby-Dick. If it's easier, feel free to use JSON.", []),
+    ("Summarize Moby-Dick. Use JSON.", [("json", {})]),
+    ("Write a birthday note. Feel free to add a P.S. if you think it fits.", []),
+    ("Write a birthday note. Add a P.S. at the end.", [("postscript", {"marker": "P.S."})]),
+    # a P.S. opening a paragraph of the request is the user's own
+    ("Write a note to my neighbor.\n\nP.S. keep it under 80 words.",
+     [count("word_count", "at most", 79)]),
+    ("Write a note to my neighbor. End with a P.S. about the plants.",
+     [("postscript", {"marker": "P.S."})]),
+])
+def test_what_is_only_permitted_or_the_users_own_asks_nothing(request_text, expected):
+    assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    # a bound said after the count, the unit unsaid
+    ("A blurb for a toothbrush. Fifty words, no more.", [count("word_count", "at most", 50)]),
+    ("Four bullets, no more, no less: tips for kayaking.", [count("bullet_count", "exactly", 4)]),
+    ("Write a bio and keep it just shy of 100 words.", [count("word_count", "at most", 99)]),
+    ("Write a cover letter. Cap it at 250 words.", [count("word_count", "at most", 250)]),
+    ("Write a cover letter. Keep it at 250 words.", [count("word_count", "between", 200, 300)]),
+    ("write a poem, nothing above 100 words", [count("word_count", "at most", 100)]),
+    # a floor no number states goes beside a bound of the same count
+    ("Use square-bracket placeholders like [Company] where needed, but no more than 3 of them.",
+     [count("placeholder_count", "at most", 3)]),
+    # sections counted from the markers listed after the division
+    ("Write a plan split into Part 1, Part 2 and Part 3.",
+     [count("section_count", "exactly", 3, marker="Part")]),
+    ("Write a plan split into Part 1, Part 2 and so on.", []),
+    ("Write a two-section guide (Part 1, Part 2) to succulents.",
+     [count("section_count", "exactly", 2, marker="Part")]),
+    ("Outline a novel in sections labelled Chapter 1, Chapter 2 and so on, at most 6 of them.",
+     [count("section_count", "at most", 6, marker="Chapter")]),
+    ("Compare Part 1 and Part 2 of the film.", []),
+    # a spec's "Rules:" label is the response's; a part's label is the part's
+    ("Story. Rules: 1) exactly four paragraphs 2) no dialogue",
+     [count("paragraph_count", "exactly", 4, divider=None)]),
+    ("Story.\n- Intro: exactly two paragraphs", []),
+])
+def test_bounds_markers_and_labels_of_the_d2_batch(request_text, expected):
+    assert found(request_text) == expected

@@ -3,9 +3,9 @@ the function that turns its match into (kind, params), kept in one module per fa
 kinds, in English and Chinese alike:
 
 - `lengths`: word_count, char_count, letter_frequency;
-- `parts`: paragraph_count, sentence_count, section_count, heading_count (and other units
-  counted the same way: "in 5 bullet points", "3 placeholders");
-- `lists`: bullet_count, numbered_count;
+- `parts`: paragraph_count, sentence_count, section_count (and other units counted the same
+  way: "in 5 bullet points", "3 headings", "3 placeholders");
+- `lists`: bullet_count, numbered_count, heading_count;
 - `case`: lowercase, uppercase, capital_word_count;
 - `edges`: starts_with, ends_with;
 - `language`: language;

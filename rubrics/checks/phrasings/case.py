@@ -45,7 +45,8 @@ _NOT_CONTRASTED = r"(?!\s*(?:and|or|vs\.?|versus|/)\s+(?:\w+\s+)?(?:upper|lower|
 _ADVERBS = r"(?:(?:only|all|entirely|completely|fully|wholly|strictly|just|exclusively)\s+)*"
 # the response as a subject: "your entire answer", "the whole reply", "everything"
 _RESPONSE = (r"(?:(?:your|the)\s+(?:(?:entire|whole|full|complete)\s+)?(?:response|answer|reply|"
-             r"output|text|message)|everything(?:\s+you\s+write)?|the\s+whole\s+thing)")
+             r"output|text|message)|everything(?:\s+you\s+write)?|(?:the\s+)?(?:whole|entire)\s+"
+             r"thing)")
 _BE = (r"(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:only\s+)?be|is|be)\s+"
        r"(?:(?:written|typed|composed|formatted)\s+)?")
 # a part the case is asked of instead of the whole: "the title in all caps"
@@ -200,8 +201,10 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"{_NOT_CONTRASTED}", _whole("uppercase"),
         kind="uppercase", example="The reply should be all uppercase, with not one small letter.",
         counter="The reply should be all lowercase, with not one capital letter."),
+    # (the verb may go unsaid after "the whole thing": "WHOLE THING IN CAPS")
     Phrasing(
-        rf"\b{_RESPONSE}\s+{_BE}(?:in\s+\w+,?\s+(?:and\s+)?)?{_ADVERBS}(?:in|using|with)\s+"
+        rf"(?:\b{_RESPONSE}\s+{_BE}(?:in\s+\w+,?\s+(?:and\s+)?)?|\b(?:the\s+)?(?:whole|entire)\s+"
+        rf"thing\s+){_ADVERBS}(?:in|using|with)\s+"
         rf"(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase"),
         kind="uppercase", example="Your entire answer should be in capital letters.",
         counter="Your entire response should be in English, capital letters only."),

@@ -62,6 +62,13 @@ _PART_SUBJECT = re.compile(
     r"parts?|points?|first|second|third|fourth|fifth|last|other|each|every)(?:\s+(?:\d+|one|two|"
     r"three|four|five|one))?\s+(?:(?:must|should|will|shall|has\s+to|have\s+to|needs?\s+to|"
     r"ought\s+to|is\s+to|are\s+to|can)\s+(?:also\s+|all\s+)?)?$", re.I)
+# "its" after a part as the subject of the clause before: "the second section must list
+# requirements in bullet points and its first word should be ..." (not "Write a poem; its first
+# line should be ...")
+_ITS_PART = re.compile(
+    r"\b(?:the\s+(?:\w+\s+)?)?(?:paragraph|stanza|verse|section|sentence|line|bullet|item|chapter|"
+    r"part|point)s?(?:\s+\d+)?\s+(?:must|should|will|shall|has\s+to|needs?\s+to|is\s+to|are\s+to|"
+    r"can)\b[^.;!?\n]*$", re.I)
 # the first or last line as a subject: "the poem's final line", "the very last words of your
 # answer"
 _EDGE_NOUN = r"(?:line|sentence|words?|phrase|thing(?:\s+you\s+(?:write|say))?)"
@@ -103,7 +110,9 @@ def _edge(kind: str) -> Build:
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         before = max(0, m.start() - 80)
         if _ABOUT.search(m.string, before, m.start()) \
-                or _PART_SUBJECT.search(m.string, before, m.start()):
+                or _PART_SUBJECT.search(m.string, before, m.start()) \
+                or re.match(r"(?:its|their)\s", m.group(0), re.I) \
+                and _ITS_PART.search(m.string, before, m.start()):
             return []
         groups = m.groupdict()
         if groups.get("phrase"):

@@ -6,15 +6,17 @@ my list into json", "以JSON格式输出", "输出必须是合法的JSON"), an X
 the request writes, bar a DSPy-style prompt's input fields and a marker in a sentence about
 the user's own template, the whole response in double quotes ("put the whole reply in
 quotation marks", "your answer should be surrounded by double quotes", "请将整个回答用双引号
-括起来") and a <<title>>.
+括起来"), a <<title>>, and a JSON Schema the request gives (`json_schemas`).
 
 A form named as a topic ("explain when a comma is not allowed", "what is JSON?") is no check:
-the pre-pass drops it (`rubrics.checks.scope`); nor are quotation marks asked of a part
-("quotation marks around the book titles")."""
+the pre-pass drops it; nor are quotation marks asked of a part ("quotation marks around the
+book titles"), nor a P.S. that opens a paragraph of the request (the user's own)."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from rubrics.checks.phrasings.shared import Build, Matcher, Phrasing, Table, flag, rules_of
@@ -94,9 +96,16 @@ def _wrapped(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 _NOT_A_FULL_STOP = re.compile(r"\s+(?-i:[a-z])|[,;:)]")
 
 
+# a postscript of the request's own, after a blank line: "...\n\nP.S. keep it short"
+_OWN_POSTSCRIPT = re.compile(r"\n[ \t]*\n[ \t]*$")
+
+
 def _postscript(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """A P.S., or a P.P.S. with its last period as written: "add a P.P.S. that jokes..." keeps
-    it; at a sentence's end ("begin it with P.P.S.") the period is the sentence's."""
+    it; at a sentence's end ("begin it with P.P.S.") the period is the sentence's. A P.S. that
+    opens a paragraph of the request is the user's own, no request for one."""
+    if _OWN_POSTSCRIPT.search(m.string, 0, m.start()):
+        return []
     if not m.group(1).upper().startswith("P.P"):
         return [("postscript", {"marker": "P.S."})]
     kept = m.group(1).endswith(".") and _NOT_A_FULL_STOP.match(m.string, m.end())
@@ -121,12 +130,13 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"not?\s+use\s+(?:any\s+)?)commas?\b", flag("no_commas"),
         kind="no_commas", example="Do not use any commas.", counter='Do not use the word "car".'),
     Phrasing(
-        r"\b(?:no|zero|without|avoid(?:ing)?|leave\s+out|omit|(?:do\s+not|don['’]t|must\s+not|"
+        r"\b(?:no|zero|without|w/o|avoid(?:ing)?|leave\s+out|omit|(?:do\s+not|don['’]t|must\s+not|"
         r"should\s+not|never|cannot|can['’]t)\s+(?:use|include|contain|put|add|have)|refrain\s+from"
         r"\s+using)\s+(?:(?:any|all|using|the\s+use\s+of|a\s+single|a|the)\s+)*commas?\b|"
-        r"\bcomma-free\b",
+        r"\bcomma-free\b|\bnot\s+(?:a\s+single|one|even\s+one)\s+comma\b",
         flag("no_commas"),
-        kind="no_commas", example="no commas here", counter="no periods here"),
+        kind="no_commas", example="Not a single comma, please.",
+        counter="A semicolon, not a comma."),
     Phrasing(
         r"\bcommas?\s+(?:are|is)\s+(?:strictly\s+|absolutely\s+)?(?:not\s+(?:allowed|permitted|"
         r"to\s+be\s+used)|forbidden|banned|prohibited|off[\s-]limits)|\bcommas?\s+(?:must|should|"
@@ -233,8 +243,10 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"inside)\s+{_QUOTES}", _wrapped,
         kind="quoted", example="Format: enclosed in quotation marks.",
         counter="put the whole reply in quotation marks"),
+    # (words set off by commas may come between: "shall be enclosed, in its entirety, within")
     Phrasing(
-        rf"\b{_WHOLE}\s+{_BE_WRAPPED}\s+(?:in|with|inside|within|between|by|using)\s+{_QUOTES}",
+        rf"\b{_WHOLE}\s+{_BE_WRAPPED}(?:\s*,[^,.;\n]{{1,30}},)?\s+(?:in|with|inside|within|between|"
+        rf"by|using)\s+{_QUOTES}",
         _wrapped,
         kind="quoted", example="the entire output goes in double quotes",
         counter="Enclose the entire response in a pair of double quotes."),
@@ -280,3 +292,26 @@ _PHRASINGS: tuple[Phrasing, ...] = (
 TABLES = (Table(_I, _PHRASINGS),)
 
 RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)
+
+# --- a JSON Schema the request gives, read as JSON rather than by a rule
+_SCHEMA = re.compile(r"json\s*schema|schema", re.I)
+SCHEMA_CHARS = 4000
+
+
+def json_schemas(request: str) -> Iterator[tuple[int, str, str]]:
+    """Each JSON Schema the request spells out (an object with "type" or "properties" right
+    after the word "schema"; the answer must be JSON valid against it): where it is named, the
+    words naming it and the schema, sorted and compact."""
+    decoder = json.JSONDecoder()
+    for match in _SCHEMA.finditer(request):
+        brace = request.find("{", match.end(), match.end() + 200)
+        if brace < 0:
+            continue
+        try:
+            schema, _ = decoder.raw_decode(request, brace)
+        except ValueError:
+            continue
+        text = json.dumps(schema, ensure_ascii=False, sort_keys=True)
+        if isinstance(schema, dict) and {"type", "properties"} & set(schema) \
+                and len(text) <= SCHEMA_CHARS:
+            yield match.start(), match.group(0), text

@@ -283,10 +283,11 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="language", example="Your caption must be written entirely in Dutch.",
         counter="Your answer must be written in French."),
     # a language alone in a clause after a comma, or in a terse sentence: "..., in French
-    # please.", "In Italian, thanks."
+    # please.", "In Italian, thanks.", "..., entirely in Italian.", "..., the whole thing in
+    # Korean please."
     Phrasing(
-        rf"(?:^|(?<=[,.!?;:—–]\s)|(?<=[,\n—–]))\s*(?:all\s+|only\s+)?in\s+{LANG_EN}(?:\s+only)"
-        rf"?\s*,?\s*"
+        rf"(?:^|(?<=[,.!?;:—–]\s)|(?<=[,\n—–]))\s*(?:all\s+|only\s+|entirely\s+|wholly\s+|"
+        rf"(?:the\s+)?(?:whole|entire)\s+thing\s+)?in\s+{LANG_EN}(?:\s+only)?\s*,?\s*"
         r"(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;\n]|$)", _code,
         kind="language", example="A short text, in English.", counter="written in English"),
     # a language set off by commas among other requirements: "..., in French, no longer than
@@ -295,6 +296,11 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"(?<=,)\s*in\s+{LANG_EN}\s*,(?!\s*(?:and\s+|or\s+)?(?:{LANGUAGE_NAMES})\b)", _code,
         kind="language", example="Write a postcard to my cousin, in French, under 4 sentences.",
         counter="Compare the films, in French, Italian and German, of the 1960s."),
+    # the language as the text's adjective: "Write a German-language product description"
+    Phrasing(
+        rf"\b{_MAKE_EN}\s+{_OBJECT_EN}{LANG_EN}[\s-]language\s+[\w'-]+", _code,
+        kind="language", example="Write a German-language product description.",
+        counter="Write a review of a German-language film."),
     # "write a short poem in French", "tell me a joke in German"
     Phrasing(
         rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"

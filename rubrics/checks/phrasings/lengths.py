@@ -200,11 +200,11 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="char_count", example="字数 around 500 字，about 杭州西湖。",
         counter="字数：600-800字"),
     # English lengths said otherwise
-    # a bound a negation turns: "don't go over 120 words", "never write more than 80 words"
+    # a bound a negation turns: "don't go over 120 words", "never write more than 80 words",
+    # "nothing above 100 words"
     Phrasing(
         rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|mustn['’]t|cannot"
-        rf"|can['’]t|not\s+"
-        r"to|without)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
+        rf"|can['’]t|not\s+to|without|nothing)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
         rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)"
         rf"\s+{_NAMED_N}{_WORDS}",
         _bound("at most"),

@@ -1,8 +1,10 @@
-"""Counts of list items, bulleted or numbered: a count with the list's style named ("an
-ordered list of five steps", "5 bullet points", "list 3 tips as bullet points", "a bulleted
-list of 4 items", "4 points, numbered", "用项目符号列出三点", "用编号列表列出5条"), and the rows
-of the bullet noun family and of both list styles (`families`: "at least 5 dot points",
-"numbered, 7 steps", "number your tips 1 to 4").
+"""Counts of the response's markdown line markers: list items, bulleted or numbered, with the
+list's style named ("an ordered list of five steps", "5 bullet points", "list 3 tips as bullet
+points", "a bulleted list of 4 items", "4 points, numbered", "用项目符号列出三点", "用编号列表列出
+5条"), and headings ("包含至少3个二级标题", "4 sections, each with a ## heading", "one heading per
+subsection, 2 subsections"); with them the rows of the bullet and heading noun families and of
+both list styles (`families`: "at least 5 dot points", "numbered, 7 steps", "number your tips 1
+to 4", "Headings: 2-4").
 
 A count of things with no style named ("give me 10 name ideas") or per part ("for each
 product, list 3 features as bullets") is no check; a Chinese 一 is the article "a"."""
@@ -16,11 +18,15 @@ from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
 from rubrics.checks.phrasings.families import noun_rows, style_rows
 from rubrics.checks.phrasings.shared import (
     NOT_RANGE_EN,
+    PART_ADJECTIVE_EN,
     QUALIFIER_EN,
     UNITS_GATE,
     ZH_AT_LEAST,
     ZH_AT_MOST,
+    ZH_LESS_THAN,
+    ZH_MORE_THAN,
     ZH_NOT_RANGE,
+    ZH_SECTIONS,
     Build,
     Matcher,
     Phrasing,
@@ -58,6 +64,9 @@ def _list_items(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     count."""
     if m.group("n").strip() == "一" or _EACH_EARLIER.search(m.string, 0, m.start()):
         return []
+    if m.groupdict().get("n2"):
+        return count(_list_kind(m.group("list")), "between", to_int(m.group("n")),
+                     to_int(m.group("n2")))
     return count(_list_kind(m.group("list")), zh_relation_of(m.group("q") or ""),
                  to_int(m.group("n")))
 
@@ -86,7 +95,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter="Use between 3 and 5 bullet points."),
     Phrasing(
         rf"\b(?:{_LIST_VERBS_EN})(?:\s+(?:me|us))?\s+(?:(?P<q>{QUALIFIER_EN})\s+)?"
-        rf"(?P<n>{EN_NUMBER})\s+(?!(?:paragraphs?|sentences?|sections?|words?|parts?|chapters?|"
+        rf"(?P<n>{EN_NUMBER})(?:\s*(?:-|–|to)\s*(?P<n2>{EN_NUMBER}))?\s+(?!(?:paragraphs?|sentences?|sections?|words?|parts?|chapters?|"
         r"lines?|times?)\b)[^.;:!?\n]{1,60}?\b(?:as|in|using|with|via|formatted\s+as|in\s+the\s+"
         rf"form\s+of)\s+(?:a\s+|an\s+)?(?:markdown\s+)?(?P<list>{_BULLETS_EN})\b", _list_items,
         kind="numbered_count", example="Outline 6 steps as a numbered list.",
@@ -124,6 +133,91 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="bullet_count", example="用项目符号列出三个优点。",
         counter="以项目符号列出3至5条建议。"),
 )
+
+
+# --- headings
+
+
+def _headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """N parts, each under a heading of its own: N headings ("one heading per subsection, 2
+    subsections", "分为四个部分，每部分用二级标题")."""
+    return count("heading_count", "exactly", to_int(m.group("n")))
+
+
+_PARTS_EN = r"(?:sub)?sections?|parts?|topics?|chapters?|segments?"
+# the parts "each" is said of, right before it: "in at least 3 parts, each ..."
+_PARTS_BEFORE = re.compile(rf"(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:"
+                           rf"{PART_ADJECTIVE_EN}\s+)?(?:{_PARTS_EN})\s*,?\s+$", re.I)
+
+
+def _each_headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """"4 sections, each with a ## heading": as many headings as the parts before "each" (the
+    parts' own count stays a check of its own)."""
+    parts = _PARTS_BEFORE.search(m.string, max(0, m.start() - 60), m.start())
+    if not parts:
+        return []
+    relation = relation_of(parts.group("q")) if parts.group("q") else "exactly"
+    return count("heading_count", relation, to_int(parts.group("n")))
+
+
+_HEADING_EN = (r"(?:markdown\s+|#{1,6}\s+|h[1-6]\s+|level[\s-]\w+\s+|section\s+)?(?:sub)?"
+               r"(?:heading|header)")
+_ZH_HQ = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})"
+
+_HEADING_ROWS: tuple[Phrasing, ...] = (
+    # headings counted in Chinese: "包含至少3个二级标题"
+    Phrasing(
+        rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_HQ}?\s*(?P<n>{ZH_NUMBER})\s*个"
+        rf"(?:[一二三]级|小|子)?"
+        r"标题", lambda m: count("heading_count", zh_relation_of(m.group("q") or ""),
+                               to_int(m.group("n"))),
+        kind="heading_count", example="文章需要有3个小标题。", counter="需要至少两个小标题。"),
+    # N parts, each under a heading of its own
+    Phrasing(
+        r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"
+        rf"(?:starting|opening|beginning)\s+with|headed\s+by|introduced\s+by)\s+(?:a|an|one"
+        rf"|its\s+own)"
+        rf"\s+{_HEADING_EN}", _each_headed,
+        kind="heading_count", example="Write it in 3 sections, each with its own ## heading.",
+        counter="Write a note to the 3 departments, each with its own manager."),
+    # "a markdown header for each of the 4 sections", "give each of the 3 parts a heading"
+    Phrasing(
+        rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for|on|above|over)\s+(?:each|every)\s+"
+        rf"(?:one\s+)?of\s+"
+        rf"(?:the|your|these|those)\s+(?P<n>{EN_NUMBER})\s+(?:{_PARTS_EN})\b|\beach\s+of\s+(?:the"
+        rf"|your)\s+"
+        rf"(?P<n2>{EN_NUMBER})\s+(?:{_PARTS_EN})\s+(?:a|an|its\s+own)\s+{_HEADING_EN}",
+        lambda m: count("heading_count", "exactly", to_int(m.group("n") or m.group("n2"))),
+        kind="heading_count", example="Give each of the 3 parts its own heading.",
+        counter="Write it in 3 sections, each with its own ## heading."),
+    Phrasing(
+        rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for\s+each|for\s+every)\s+(?P<unit>(?:sub)"
+        rf"?section|"
+        rf"part|topic|chapter)\s*[,;]\s*(?P<n>{EN_NUMBER})\s+(?P=unit)s?\b", _headed,
+        kind="heading_count", example="* one ## heading per subsection, 2 subsections",
+        counter="Italicise one phrase per paragraph."),
+    Phrasing(
+        rf"(?P<n>{ZH_NUMBER})\s*个?\s*{ZH_SECTIONS}\s*[，,]?\s*每(?:个|一)?\s*{ZH_SECTIONS}?\s*"
+        rf"(?:都|均)?"
+        r"(?:要|需|需要|须|请|应)?\s*(?:用|有|加|配|设|带|使用)\s*(?:一个)?\s*(?:markdown|md)?\s*"
+        r"(?:[一二三]级|小|#{1,6}\s*)?标题", _headed,
+        kind="heading_count", example="分为三个部分，每部分都要有小标题。",
+        counter="文章需要有3个小标题。"),
+)
+
+# the heading noun family's rows (`families`), one (example, counter-example) per structure
+_HEADINGS = noun_rows("heading_count", (
+    # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
+    # a limit; referred back to
+    ("需要至少两个小标题。", "需要一个用<< >>包起来的标题。"),
+    ("Headings: 2-4, markdown style.", "with 4 markdown headings"),
+    ("Use ### 做三级标题，共 3 个。", "Use Markdown，at least 2 个二级标题 (##)。"),
+    ("标题不少于两个，使用#号标记。", "需要至少两个小标题。"),
+    ("Use markdown headings (exactly 3).", "Use markdown headings (level 2)."),
+    ("Limit the headings to 4.", "Limit the headings to plain words."),
+    ("Divide it with headings, 3 of them, markdown ###.",
+     "break it up with 3 section headings (markdown #) pls"),
+))
 
 # the bullet noun family's rows and both list styles' (`families`), one (example,
 # counter-example) per structure
@@ -172,6 +266,7 @@ _NUMBERED_STYLE = style_rows("numbered_count", (
     ("pls number ur tips 1 to 4", "List at least 4 points and number them 1."),
 ))
 
-TABLES = (Table(_FLAGS, _PHRASINGS), _BULLETS, _BULLET_STYLE, _NUMBERED_STYLE)
+TABLES = (Table(_FLAGS, _PHRASINGS), _BULLETS, _BULLET_STYLE, _NUMBERED_STYLE,
+          Table(_FLAGS, _HEADING_ROWS), _HEADINGS)
 
 RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -160,10 +160,11 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="placeholder_count", example="请用方括号留出需要填写的地方。",
         counter="帮我写一个房屋租赁合同模板，需要填写的地方用方括号标出来，比如[房东姓名]、[月租金"
                 "]，至少五处。"),
-    # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases"
+    # spans in markdown: "highlight at least 3 sections", "italicize or bold 4 phrases",
+    # "highlight like 2 or 3 of the most important parts"
     Phrasing(
         rf"\b{_HIGHLIGHT_VERBS}\s+(?:(?:in|with|using)\s+markdown\s+|\([^()\n]{{1,30}}\)\s*)?"
-        rf"(?:the\s+)?"
+        rf"(?:the\s+|like\s+|just\s+|maybe\s+)?"
         rf"{_QN_RANGE}\s+(?:of\s+(?:the|your)\s+)?"
         r"(?:[\w-]+\s+){0,3}?"
         rf"(?:{_NOUNS}|(?P<soft>{_SOFT_NOUNS})|(?P<any>[a-z][\w-]+))\b", _marked,

@@ -1,10 +1,10 @@
-"""Counts of the response's parts: paragraphs, sentences, sections and headings ("in 3
-paragraphs", "3 sentences or fewer", "between 3 and 5 sections", "a two-sentence note",
-"limit your answer to 3 sentences", "Four paragraphs, separated by ***", "4 parts, each
-beginning with 'PART X'", "4 sections, each with a ## heading", "分为三个部分", "用三句话",
-"分4-5个自然段", "包含至少3个二级标题"); with them the counts of other units named the same way
-("in 5 bullet points", "2 highlighted sections", "3 placeholders"), and the rows of the
-heading and paragraph noun families (`families`).
+"""Counts of the response's parts: paragraphs, sentences and sections ("in 3 paragraphs", "3
+sentences or fewer", "between 3 and 5 sections", "a two-sentence note", "limit your answer to
+3 sentences", "Four paragraphs, separated by ***", "4 parts, each beginning with 'PART X'",
+"split into Part 1, Part 2 and Part 3", "分为三个部分", "用三句话", "分4-5个自然段"); with them
+the counts of other units named the same way ("in 5 bullet points", "2 highlighted sections",
+"3 placeholders"), and the rows of the paragraph noun family (`families`). Headings are
+`lists`'s.
 
 A count per part ("a one-sentence caption for each photo") or of a form named as a topic
 ("the structure of a 5-paragraph essay") is no check."""
@@ -32,6 +32,7 @@ from rubrics.checks.phrasings.shared import (
     ZH_LESS_THAN,
     ZH_MORE_THAN,
     ZH_N,
+    ZH_SECTIONS,
     Build,
     Matcher,
     Phrasing,
@@ -75,7 +76,6 @@ _WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|
              r"story|summary|description|message|note)")
 _MARK_VERBS = r"(?:mark|begin|start|label|head|title|prefix|open|number|name|introduce)\w*"
 _SECTION_UNITS = r"(?:sections?|parts?|chapters?|segments?|days?)"
-_ZH_SECTIONS = r"(?:部分|章节|板块|小节|节|章)"
 _ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})"
 # "SECTION X" stands for SECTION 1, SECTION 2...; "Day 1, Day 2 and Day 3" names them; so does
 # a word said to come with a number, quoted or capitalised ("'Part' and a number", "the word
@@ -88,6 +88,10 @@ _MARKER = (r"(?:[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+(?:X|1)\b[\"'”’`]?|"
 # a count of sections, a range or a bounded one: "6 sections", "4 to 6 parts", "no fewer than 6"
 _SECTIONS_N = (rf"(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:{DASH}(?P<n2>{EN_NUMBER}))?\s+"
                rf"(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b")
+# the same after the sections were named, or "N of them": "..., at most 6 of them"
+_SECTIONS_N_AFTER = (rf"(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:{DASH}"
+                     rf"(?P<n2>{EN_NUMBER}))?\s+(?:(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?"
+                     rf"{_SECTION_UNITS}|of\s+them)\b")
 # markers listed in order, which count the sections: "'Day 1', 'Day 2', 'Day 3'" (not when
 # the list goes on: "Day 1, Day 2 and so on")
 _LISTED = (r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+1[\"'”’`]?(?P<rest>(?:\s*(?:,\s*(?:and\s+)?|and\s+)"
@@ -186,28 +190,6 @@ def _listed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return count("section_count", "exactly", len(numbers), marker=m.group("marker"))
 
 
-def _headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """N parts, each under a heading of its own: N headings ("one heading per subsection, 2
-    subsections", "分为四个部分，每部分用二级标题")."""
-    return count("heading_count", "exactly", to_int(m.group("n")))
-
-
-_PARTS_EN = r"(?:sub)?sections?|parts?|topics?|chapters?|segments?"
-# the parts "each" is said of, right before it: "in at least 3 parts, each ..."
-_PARTS_BEFORE = re.compile(rf"(?:\b(?P<q>{QUALIFIER_EN})\s+)?\b(?P<n>{EN_NUMBER})\s+(?:"
-                           rf"{PART_ADJECTIVE_EN}\s+)?(?:{_PARTS_EN})\s*,?\s+$", re.I)
-
-
-def _each_headed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """"4 sections, each with a ## heading": as many headings as the parts before "each" (the
-    parts' own count stays a check of its own)."""
-    parts = _PARTS_BEFORE.search(m.string, max(0, m.start() - 60), m.start())
-    if not parts:
-        return []
-    relation = relation_of(parts.group("q")) if parts.group("q") else "exactly"
-    return count("heading_count", relation, to_int(parts.group("n")))
-_HEADING_EN = (r"(?:markdown\s+|#{1,6}\s+|h[1-6]\s+|level[\s-]\w+\s+|section\s+)?(?:sub)?"
-               r"(?:heading|header)")
 
 
 _PHRASINGS: tuple[Phrasing, ...] = (
@@ -253,8 +235,9 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="sentence_count", example="a two-sentence note",
         counter="Write a multi-sentence note."),
     Phrasing(
-        rf"\b(?:limit|keep|restrict|cap)\s+(?:{_WHOLE_EN})\s+to\s+(?:just\s+|only\s+)?"
-        rf"(?P<n>{EN_NUMBER})\s+(?P<unit>words?|{UNIT_EN[1:-1]})\b", _limited,
+        rf"\b(?:(?:limit|keep|restrict|cap|hold)\s+(?:{_WHOLE_EN})\s+to|cap\s+(?:{_WHOLE_EN})\s+"
+        rf"at)\s+(?:just\s+|only\s+)?(?P<n>{EN_NUMBER})\s+(?P<unit>words?|{UNIT_EN[1:-1]})\b",
+        _limited,
         kind="paragraph_count", example="Keep it to 2 paragraphs max.",
         counter="Keep it to 2 sentences or fewer."),
     # Chinese counts of parts
@@ -280,22 +263,16 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         lambda m: count("paragraph_count", "between", *numbers_of(m)[:2], divider=None),
         kind="paragraph_count", example="字数要求2000字左右，分4-5个自然段。",
         counter="要求：字数800字左右，分成三个部分。"),
-    # a count of parts opening its clause: "four paragraphs separated by ***"
+    # a count of parts opening its clause: "four paragraphs separated by ***", "Five sentences
+    # exactly, ...", "Three paragraphs is what I need"
     Phrasing(
         rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
         rf"(?:{PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections"
         rf"|bullet\s+points|"
         r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
-        r"max(?:imum)?|with|in\s+total|long|(?:are|is)\s+(?:expected|required|needed|wanted|"
-        r"preferred|ideal)|(?:should|must|shall|will)\s+be)\b))", _opening_count,
+        r"max(?:imum)?|with|in\s+total|long|exactly|precisely|(?:are|is)\s+(?:expected|required|"
+        r"needed|wanted|preferred|ideal|what)|(?:should|must|shall|will)\s+be)\b))", _opening_count,
         kind="sentence_count", example="4 sentences", counter="4 sentences minimum"),
-    # headings counted in Chinese: "包含至少3个二级标题"
-    Phrasing(
-        rf"(?:包含|包括|使用|设置|设|有|分为|分成)\s*{_ZH_Q}?\s*(?P<n>{ZH_NUMBER})\s*个"
-        rf"(?:[一二三]级|小|子)?"
-        r"标题", lambda m: count("heading_count", zh_relation_of(m.group("q") or ""),
-                               to_int(m.group("n"))),
-        kind="heading_count", example="文章需要有3个小标题。", counter="需要至少两个小标题。"),
     # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
     Phrasing(
         rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
@@ -317,12 +294,22 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter="Your response must have 4 sections. Mark the beginning of each section with "
                 "SECTION X."),
     # the marker first, then the count: "Begin each section with 'Act' and a number, with
-    # exactly 2 sections"
+    # exactly 2 sections", "Mark the start of each section with SECTION X, and have 4 of them",
+    # "sections labelled Chapter 1, Chapter 2 and so on, at most 6 of them"
     Phrasing(
-        rf"\b{_MARK_VERBS}\s+(?:each|every|all|the)\s+(?:one|{_SECTION_UNITS})\s+(?:with|as|by"
-        rf"|using)\s+[^\n.;]{{0,30}}?{_MARKER}[^\n.]{{0,60}}?\b{_SECTIONS_N}", _marked,
+        rf"(?:\b{_MARK_VERBS}\s+(?:the\s+(?:start|beginning|top|head)\s+of\s+)?(?:each|every|all|"
+        rf"the)\s+(?:one|{_SECTION_UNITS})\s+(?:with|as|by|using)|\b{_SECTION_UNITS}\s+(?:labell?ed|"
+        rf"marked|named|titled|headed|called))\s+[^\n.;]{{0,30}}?{_MARKER}[^\n.]{{0,60}}?\b"
+        rf"{_SECTIONS_N_AFTER}", _marked,
         kind="section_count", example="Begin each part with 'Step' and a number; 3 parts.",
         counter="Begin each part with a heading and a number; 3 parts."),
+    # the markers listed after the division: "split into Part 1, Part 2 and Part 3", "with 2
+    # sections, SECTION 1 and SECTION 2", "a two-section guide (Part 1, Part 2)"
+    Phrasing(
+        rf"\b(?:{_SECTION_UNITS}|into)\b[^\n.;]{{0,20}}?[\s,:(]\s*(?:(?:called|named|labell?ed|"
+        rf"marked|titled)\s+)?{_LISTED}", _listed,
+        kind="section_count", example="Write a two-section guide (Part 1, Part 2).",
+        counter="Split it into Part 1, Part 2 and so on."),
     # the markers listed: "Mark each section as 'Day 1', 'Day 2', 'Day 3'"
     Phrasing(
         rf"\b{_MARK_VERBS}\s+(?:each|every|all|the|your)\s+(?:one|{_SECTION_UNITS})\s+(?:(?:with|"
@@ -330,43 +317,12 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         _listed,
         kind="section_count", example="Label the sections Day 1, Day 2 and Day 3.",
         counter="Label the sections Day 1, Day 2 and so on."),
-    # N parts, each under a heading of its own
-    Phrasing(
-        r"\beach\s+(?:one\s+)?(?:with|under|having|has|gets|getting|"
-        rf"(?:starting|opening|beginning)\s+with|headed\s+by|introduced\s+by)\s+(?:a|an|one"
-        rf"|its\s+own)"
-        rf"\s+{_HEADING_EN}", _each_headed,
-        kind="heading_count", example="Write it in 3 sections, each with its own ## heading.",
-        counter="Write a note to the 3 departments, each with its own manager."),
-    # "a markdown header for each of the 4 sections", "give each of the 3 parts a heading"
-    Phrasing(
-        rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for|on|above|over)\s+(?:each|every)\s+"
-        rf"(?:one\s+)?of\s+"
-        rf"(?:the|your|these|those)\s+(?P<n>{EN_NUMBER})\s+(?:{_PARTS_EN})\b|\beach\s+of\s+(?:the"
-        rf"|your)\s+"
-        rf"(?P<n2>{EN_NUMBER})\s+(?:{_PARTS_EN})\s+(?:a|an|its\s+own)\s+{_HEADING_EN}",
-        lambda m: count("heading_count", "exactly", to_int(m.group("n") or m.group("n2"))),
-        kind="heading_count", example="Give each of the 3 parts its own heading.",
-        counter="Write it in 3 sections, each with its own ## heading."),
-    Phrasing(
-        rf"\b(?:one|a|an)\s+{_HEADING_EN}\s+(?:per|for\s+each|for\s+every)\s+(?P<unit>(?:sub)"
-        rf"?section|"
-        rf"part|topic|chapter)\s*[,;]\s*(?P<n>{EN_NUMBER})\s+(?P=unit)s?\b", _headed,
-        kind="heading_count", example="* one ## heading per subsection, 2 subsections",
-        counter="Italicise one phrase per paragraph."),
-    Phrasing(
-        rf"(?P<n>{ZH_NUMBER})\s*个?\s*{_ZH_SECTIONS}\s*[，,]?\s*每(?:个|一)?\s*{_ZH_SECTIONS}?\s*"
-        rf"(?:都|均)?"
-        r"(?:要|需|需要|须|请|应)?\s*(?:用|有|加|配|设|带|使用)\s*(?:一个)?\s*(?:markdown|md)?\s*"
-        r"(?:[一二三]级|小|#{1,6}\s*)?标题", _headed,
-        kind="heading_count", example="分为三个部分，每部分都要有小标题。",
-        counter="文章需要有3个小标题。"),
     # in Chinese or both: "分 3 个 sections，每个 section 以 'Part 1' 开头", "分为四部分，每部分以
     # “Day 1”开头"
     Phrasing(
-        rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})"
+        rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{ZH_SECTIONS})"
         rf"[^\n。]{{0,60}}?"
-        rf"每(?:个|一)?\s*(?:{_SECTION_UNITS}|{_ZH_SECTIONS})?\s*(?:都|均|须|需|要|必须)*\s*(?:以"
+        rf"每(?:个|一)?\s*(?:{_SECTION_UNITS}|{ZH_SECTIONS})?\s*(?:都|均|须|需|要|必须)*\s*(?:以"
         rf"|用)\s*"
         rf"{_MARKER}", _marked,
         kind="section_count",
@@ -374,20 +330,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter="Please write the entire answer in Spanish."),
 )
 
-# the heading and paragraph noun families' rows (`families`), one (example, counter-example)
-# per structure
-_HEADINGS = noun_rows("heading_count", (
-    # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
-    # a limit; referred back to
-    ("需要至少两个小标题。", "需要一个用<< >>包起来的标题。"),
-    ("Headings: 2-4, markdown style.", "with 4 markdown headings"),
-    ("Use ### 做三级标题，共 3 个。", "Use Markdown，at least 2 个二级标题 (##)。"),
-    ("标题不少于两个，使用#号标记。", "需要至少两个小标题。"),
-    ("Use markdown headings (exactly 3).", "Use markdown headings (level 2)."),
-    ("Limit the headings to 4.", "Limit the headings to plain words."),
-    ("Divide it with headings, 3 of them, markdown ###.",
-     "break it up with 3 section headings (markdown #) pls"),
-))
+# the paragraph noun family's rows (`families`), one (example, counter-example) per structure
 _PARAGRAPHS = noun_rows("paragraph_count", (
     # before the noun; labelled; after the noun; after the noun with a unit; in parentheses;
     # a limit; referred back to
@@ -400,6 +343,26 @@ _PARAGRAPHS = noun_rows("paragraph_count", (
     ("Short paragraphs; 4 in total", "Short paragraphs; 4 sentences in total"),
 ))
 
-TABLES = (Table(_FLAGS, _PHRASINGS), _HEADINGS, _PARAGRAPHS)
+TABLES = (Table(_FLAGS, _PHRASINGS), _PARAGRAPHS)
+
+# the mark between paragraphs: "separated by ***", "divided with a line containing only ---",
+# "用***分隔"
+_DIVIDER = re.compile(
+    r"(?:markdown\s+divider|(?:separate[ds]?|divided?|split|mark\s+the\s+breaks?)"
+                      r"\b[^.\n]{0,40}?\b"
+                      r"(?:with|by|using))\s*:?\s*(?:the\s+)?"
+                      r"(?:markdown\s+divider\s*:?\s*)?"
+                      # the mark on a line of its own: "with a line containing only ---"
+                      r"(?:an?\s+(?:line|row)\s+(?:containing|with|of|holding|that\s+(?:has|"
+                      r"contains|is))\s+(?:only|just|nothing\s+but)\s+)?"
+                      r"`?(\*[ ]?\*[ ]?\*|-[ ]?-[ ]?-)`?|"
+                      r"用\s*(\*\*\*|---)\s*分隔", re.I)
+
+
+def divider(request: str) -> str | None:
+    """The mark the request says divides its paragraphs, spaces removed; the pre-pass gives
+    it to every paragraph count."""
+    found = _DIVIDER.search(request)
+    return (found.group(1) or found.group(2)).replace(" ", "") if found else None
 
 RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

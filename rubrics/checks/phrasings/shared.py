@@ -1,8 +1,10 @@
 """The pieces the phrasings of every kind are built from, each under a public name: how a
 rule is written (`Phrasing`, `Table`, `Gated`, `rules_of`), the English and Chinese
 qualifiers of a count ("at least", "不超过") and the relations they state, numbers, units of
-parts, quoted words and phrases, occurrence counts ("3 times", "twice or more"), and the
-count-and-bound pattern (`COUNT`) the noun families and letters share."""
+parts, quoted words and phrases, occurrence counts ("3 times", "twice or more"), the
+count-and-bound pattern (`COUNT`) the noun families and letters share, and the words around a
+count that turn its relation ("don't use more than 3": at most 3; "Fifty words, no more": at
+most 50; `negated_bound`, `bounded_after`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, about, to_int
 
 Build = Callable[[re.Match[str]], list[tuple[str, dict[str, Any]]]]
 
@@ -133,7 +135,7 @@ MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than|lon
 AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum(?:\s+of)?|"
               r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
               r"no\s+longer\s+than")
-LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than"
+LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than|shy\s+of"
 QUALIFIER_EN = rf"{AT_LEAST_EN}|{MORE_THAN_EN}|{AT_MOST_EN}|{LESS_THAN_EN}|exactly|precisely"
 ABOUT_EN = r"about|around|approximately|approx\.?|roughly|~|some"
 # an English number as the rule's group
@@ -203,6 +205,8 @@ UNIT_EN = r"(\*{0,2}highlighted\s+sections?|bullet\s+points?|bullets?|" \
            r"numbered\s+(?:items?|points?)|paragraphs?|paras?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
 
 
+# the Chinese words for a part of the text: "部分", "章节", "板块"
+ZH_SECTIONS = r"(?:部分|章节|板块|小节|节|章)"
 # words between a count and its unit: "three main parts", "4 separate sections"
 PART_ADJECTIVE_EN = (r"(?:separate|distinct|short|markdown|main|major|key|core|primary|clear|"
                      r"full|complete)")
@@ -316,3 +320,56 @@ def count_relation(m: re.Match[str], default: str) -> tuple[str, int | None, int
     if post in _AT_MOST_POST:
         return "at most", n, None
     return default, n, None
+
+
+# --- words around a count that turn its relation (the pre-pass applies both to every count)
+
+# a bound said after a count: "three words in ALL CAPS, and no more than that", "Fifty words,
+# no more" (not "..., no more than 3 paragraphs", a bound of its own, nor "no more, no less")
+_BOUND_AFTER = re.compile(r"\s*,?\s*(?:(?:and|but)\s+)?no\s+(?P<which>more|fewer|less)"
+                          r"(?:\s+than\s+that)?\b(?!\s+than\b)"
+                          r"(?!\s*,?\s*(?:(?:and|or|but)\s+)?no\s+(?:more|fewer|less)\b)", re.I)
+
+
+def bounded_after(text: str, match: re.Match[str], params: dict[str, Any]) -> dict[str, Any]:
+    """A count the words after it bound: "and no more than that" is at most, "but no fewer" at
+    least; a bare length so bound is that bound ("Fifty words, no more": at most 50, not the
+    about 50 it reads as alone)."""
+    after = _BOUND_AFTER.match(text, match.end())
+    numbers = {to_int(n) for n in re.findall(EN_NUMBER, match.group(0), re.I)} - {None}
+    if not after or "relation" not in params or len(numbers) != 1:
+        return params
+    n = numbers.pop()
+    said = (params["relation"], params["n"], params["upper"])
+    if n is None or said not in (("exactly", n, None), ("between", *about(n))):
+        return params
+    return {**params, "relation": "at most" if after.group("which").lower() == "more"
+            else "at least", "n": n, "upper": None}
+
+
+# a strict bound and the negation governing it: "don't use more than 3 headings", "must not
+# contain more than 6 bullet points", "Under no circumstances should it go over 90 words"
+_STRICT = re.compile(rf"(?<!\bno\s)(?<!\bnot\s)\b(?P<q>{MORE_THAN_EN}|{LESS_THAN_EN})\s+"
+                     rf"(?P<n>{EN_NUMBER})", re.I)
+_NEGATED = re.compile(
+    r"(?:\b(?:do|does|did|must|should|may|might|can|could|will|would|shall)\s*not|"
+    r"\b(?:don|doesn|didn|mustn|shouldn|can|couldn|won|wouldn)['’]?t|\bcannot|\bnever|"
+    r"\b(?:under\s+no\s+circumstances|in\s+no\s+case|at\s+no\s+(?:point|time))\s+"
+    r"(?:should|must|may|can|will|shall|is|are)\s+\w+)\s+(?:\w+\s+){0,2}$", re.I)
+
+
+def negated_bound(text: str, match: re.Match[str], params: dict[str, Any]) -> dict[str, Any]:
+    """A strict bound a negation governs is the other bound, not strict: "don't use more than
+    3 headings" is at most 3 (read alone, "more than 3" is at least 4), "must not have fewer
+    than 4 points" at least 4."""
+    strict = _STRICT.search(match.group(0))
+    if not strict or "relation" not in params:
+        return params
+    at = match.start() + strict.start()
+    if not _NEGATED.search(text, max(0, at - 60), at):
+        return params
+    n, more = to_int(strict.group("n")), relation_of(strict.group("q")) == "more than"
+    if n is None or (params["relation"], params["n"]) != (("at least", n + 1) if more
+                                                          else ("at most", max(0, n - 1))):
+        return params
+    return {**params, "relation": "at most" if more else "at least", "n": n}
