@@ -139,8 +139,8 @@ class ReflectionSettings(BaseModel):
     max_dimensions: int = Field(8, ge=1, le=12)
     token_budget: int = Field(200_000, ge=0, description="tokens per loop; 0 = unlimited")
     time_budget: float = Field(600.0, ge=0, description="seconds per loop; 0 = unlimited")
-    token_budget_ratio: float = Field(3.0, ge=0, description="no new round once the loop has "
-                                      "spent this many times the draft's tokens; 0 = off")
+    token_budget_ratio: float = Field(6.0, ge=0, description="tokens per loop as a multiple of "
+                                      "the draft's, each round forecast; 0 = off")
     time_budget_ratio: float = Field(5.0, ge=0, description="seconds per loop as a multiple of "
                                      "the draft's; 0 = off")
     judge_probe: bool = Field(True, description="probe the judge once per model (pairs whose "

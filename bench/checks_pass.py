@@ -191,14 +191,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     name = args.model if args.upstream else (await writer.models())[0]
     params = ChatParams(model=name, temperature=0.0, max_tokens=args.max_tokens)
     judge_params = ChatParams(model=name, temperature=0.0, max_tokens=args.judge_max_tokens)
-    # `auto` with the server's default budgets relative to the draft
+    # `auto` with the server's default token budget relative to the draft; not its time
+    # budget: the draft is replayed here (`Replayed`), so it has no seconds of its own to go by
     defaults = ReflectionSettings()
     auto = args.evaluation == "auto"
+    ratio = args.token_budget_ratio or defaults.token_budget_ratio
     options = LoopOptions(max_rounds=args.max_rounds, threshold=args.threshold, memory=False,
                           checklist_mode=args.checklist_mode, conform=not args.no_conform,
                           evaluation=args.evaluation, candidates=args.candidates,
-                          token_budget_ratio=defaults.token_budget_ratio if auto else None,
-                          time_budget_ratio=defaults.time_budget_ratio if auto else None)
+                          token_budget_ratio=ratio if auto else None,
+                          time_budget_ratio=None)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
     out = args.out.open("a", encoding="utf-8") if args.out else None
     with tempfile.TemporaryDirectory() as tmp:
@@ -271,6 +273,9 @@ def main(argv: list[str] | None = None) -> None:
                         choices=("three_agent", "fused"))
     parser.add_argument("--evaluation", default="joint", choices=("joint", "checks", "auto"),
                         help="checks: the request's own checks score the loop, no judge")
+    parser.add_argument("--token-budget-ratio", type=float, default=None,
+                        help="under auto: the loop's tokens as a multiple of its draft's "
+                             "(default: the server's)")
     parser.add_argument("--retries", type=int, default=1)
     parser.add_argument("--no-conform", action="store_true",
                         help="the loop without the exact changes that meet form checks")

@@ -282,9 +282,16 @@ class ReflectionLoop:
                     if finished(_best(run.candidates or [], strict=strict), opts.threshold):
                         return "threshold", t - 1
                     check_spent(run)
+                    parent = current
                     current = await self._round(run, t, current, history)
                     if current is None:
                         return "degraded", t
+                    if opts.token_budget_ratio is not None and not gained(parent, current) \
+                            and not finished(_best(run.candidates or [], strict=strict),
+                                             opts.threshold):
+                        # under a relative budget a round that moved nothing is not followed:
+                        # the next one would mostly ask the same again
+                        return "no_gain", t
                 if finished(_best(run.candidates or [], strict=strict), opts.threshold):
                     return "threshold", opts.max_rounds
                 return "max_rounds", opts.max_rounds
@@ -402,6 +409,12 @@ class ReflectionLoop:
         if run.options.conform and run.checks:
             text, met = conform(text, run.checks)
         return text, completion, met, finish_reason
+
+
+def gained(parent: Candidate, child: Candidate) -> bool:
+    """Did a round move anything: a higher score, or more checks passed?"""
+    passed = sum(o.passed for o in child.checks) > sum(o.passed for o in parent.checks)
+    return passed or (child.score or 0.0) > (parent.score or 0.0)
 
 
 def _cut_text(candidate: Candidate) -> str | None:

@@ -13,7 +13,8 @@ ChecklistMode = Literal["three_agent", "fused"]
 # unchanged: the reviser gave the text back word for word, even when asked again, firmer;
 # unjudged: under `auto`, the request states no check code can run and the judge has not
 # shown it can judge, so the draft is the answer at its own cost
-STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded", "unchanged", "unjudged")
+STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded", "unchanged", "unjudged",
+                "no_gain")
 
 
 @dataclass(frozen=True, slots=True)

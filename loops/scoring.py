@@ -202,8 +202,10 @@ def round_form(run: RunState, current: Candidate, request: str, k: int = 1) -> s
         return REVISE
     left = (token_budget(run) or math.inf) - run.ledger.total.total_tokens
     writes = _completion_tokens(current, run.ledger)
-    prompt = _Prompts(run.query, run.ledger, len(current.text) / writes if writes else 4.0)
-    if k * (prompt.tokens(revision_messages(run.query, current.text, request)) + writes) <= left:
+    prompt = _Prompts(run.query, run.ledger.usage["draft"].prompt_tokens)
+    revising = prompt.tokens(revision_messages(run.query, current.text, request),
+                             current.text, writes)
+    if k * (revising + writes) <= left:
         return REVISE
     if any(not o.passed for o in current.checks):
         if k * (prompt.tokens(anew_messages(run.query, current.checks)) + writes) <= left:
@@ -218,19 +220,24 @@ def _completion_tokens(current: Candidate, ledger: Ledger) -> int:
     return ledger.usage["draft"].completion_tokens
 
 
+# characters per token of the loop's own instructions (English prose on common tokenizers)
+_INSTRUCTION_CHARS_PER_TOKEN = 4.0
+
+
 @dataclass(frozen=True, slots=True)
 class _Prompts:
-    """A prompt's tokens, forecast from the draft's: the draft's prompt tokens (the request
-    with its chat template) and the characters added to it at the rate of the text written."""
+    """A prompt's tokens, forecast from the draft's call: its prompt tokens (the request with
+    its chat template), a quoted text at the tokens it took to write, and the loop's
+    instructions around them at English prose's rate."""
 
     query: Sequence[Message]
-    ledger: Ledger
-    chars_per_token: float
+    request_tokens: int
 
-    def tokens(self, messages: Sequence[Message]) -> int:
-        added = _chars(messages) - _chars(self.query)
-        base = self.ledger.usage["draft"].prompt_tokens
-        return base + max(0, math.ceil(added / max(self.chars_per_token, 1.0)))
+    def tokens(self, messages: Sequence[Message], quoted: str = "", quoted_tokens: int = 0,
+               ) -> int:
+        added = _chars(messages) - _chars(self.query) - len(quoted)
+        return (self.request_tokens + quoted_tokens
+                + max(0, math.ceil(added / _INSTRUCTION_CHARS_PER_TOKEN)))
 
 
 def _chars(messages: Sequence[Message]) -> int:

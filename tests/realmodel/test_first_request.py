@@ -46,6 +46,7 @@ def test_the_readme_curl_on_every_default(converted, tmp_path) -> None:
     text = reply["choices"][0]["message"]["content"]
     assert text.strip() and not looping(text)
     assert seconds < 60
-    # the word count is measured in code: no judge call, a few times a direct answer's tokens
+    # the word count is measured in code: no judge call, at most one revision (a round that
+    # moves nothing is not followed)
     assert reply["reflection"]["usage"]["evaluate"]["calls"] == 0
-    assert reply["usage"]["total_tokens"] <= 3 * direct["usage"]["total_tokens"]
+    assert reply["usage"]["total_tokens"] <= 3.5 * direct["usage"]["total_tokens"]

@@ -135,3 +135,23 @@ def test_a_revision_that_would_not_fit_is_asked_anew_when_that_fits() -> None:
     assert long not in str(asked) and "at most 12 words" in asked[-1]["content"]
     assert trace.stop_reason == "threshold" and trace.rounds == 1
     assert trace.ledger.total.total_tokens <= 3 * trace.ledger.usage["draft"].total_tokens
+
+
+def test_under_a_relative_budget_a_round_that_moved_nothing_is_not_followed() -> None:
+    from tests.unit.test_loops_checks import Script
+
+    long = " ".join(f"w{i}" for i in range(30))
+    script = Script([long, " ".join(f"v{i}" for i in range(30)), "A quiet kettle."], {})
+    trace = script.run((), query=COUNTED, evaluation="checks", max_rounds=3, threshold=1.0,
+                       token_budget_ratio=100.0)
+    assert trace.stop_reason == "no_gain" and trace.rounds == 1
+    assert len(script.writer.calls) == 2  # the draft and one rewrite, still 30 words
+
+
+def test_without_a_relative_budget_the_rounds_go_on_to_the_limit() -> None:
+    from tests.unit.test_loops_checks import Script
+
+    long = " ".join(f"w{i}" for i in range(30))
+    script = Script([long, " ".join(f"v{i}" for i in range(30)), "A quiet kettle."], {})
+    trace = script.run((), query=COUNTED, evaluation="checks", max_rounds=3, threshold=1.0)
+    assert trace.stop_reason == "threshold" and trace.answer.text == "A quiet kettle."
