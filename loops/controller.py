@@ -321,10 +321,11 @@ class ReflectionLoop:
         await run.event("reflected", round=t, dimensions=[i.dimension for i in critique.items])
         more = t < run.options.max_rounds
         k = run.options.candidates
-        form = round_form(run, current, revision_request(
-            critique, list(history), current.checks, _cut_text(current)), k)
+        request = revision_request(critique, list(history), current.checks,
+                                   _cut_text(current))
+        anew = round_form(run, current, request, k) == ANEW
         results = await asyncio.gather(*(
-            self._child(run, t, current, critique, history, more, i, k, anew=form == ANEW)
+            self._child(run, t, current, critique, request, more, i, k, anew=anew)
             for i in range(k)), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, RedraftError):
@@ -352,7 +353,7 @@ class ReflectionLoop:
         return newest
 
     async def _child(self, run: RunState, t: int, parent: Candidate, critique: Any,
-                     history: list[Attempt], want_reflection: bool, index: int = 0,
+                     request: str, want_reflection: bool, index: int = 0,
                      k: int = 1, anew: bool = False) -> Candidate:
         """The `index`-th of `k` rewrites of `parent`, evaluated: the first sampled as the
         request asks, the others varied (`loops.rewrite.varied`). A rewrite that gives the
@@ -360,9 +361,9 @@ class ReflectionLoop:
         where `parent` fails checks, as a new answer to the request with those checks stated
         and no draft to copy (`loops.rewrite.answer_anew`); otherwise with a firmer
         instruction. The candidate says so (`retried`). `anew`: asked as a new answer from
-        the start (a revision would not fit the loop's relative budget)."""
+        the start (a revision would not fit the loop's relative budget). `request`: what the
+        reviser is asked (`loops.rewrite.revision_request`)."""
         t0 = self.clock()
-        request = revision_request(critique, list(history), parent.checks, _cut_text(parent))
         text, completion, met, cut = await self._rewritten(run, parent, request,
                                                            varied(run.params, index), anew=anew)
         retried = False

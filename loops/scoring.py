@@ -202,13 +202,12 @@ def round_form(run: RunState, current: Candidate, request: str, k: int = 1) -> s
         return REVISE
     left = (token_budget(run) or math.inf) - run.ledger.total.total_tokens
     writes = _completion_tokens(current, run.ledger)
-    prompt = _Prompts(run.query, run.ledger.usage["draft"].prompt_tokens)
-    revising = prompt.tokens(revision_messages(run.query, current.text, request),
-                             current.text, writes)
+    revising = _prompt_tokens(run, revision_messages(run.query, current.text, request),
+                              current.text, writes)
     if k * (revising + writes) <= left:
         return REVISE
     if any(not o.passed for o in current.checks):
-        if k * (prompt.tokens(anew_messages(run.query, current.checks)) + writes) <= left:
+        if k * (_prompt_tokens(run, anew_messages(run.query, current.checks)) + writes) <= left:
             return ANEW
     raise Stop("budget")
 
@@ -224,20 +223,14 @@ def _completion_tokens(current: Candidate, ledger: Ledger) -> int:
 _INSTRUCTION_CHARS_PER_TOKEN = 4.0
 
 
-@dataclass(frozen=True, slots=True)
-class _Prompts:
+def _prompt_tokens(run: RunState, messages: Sequence[Message], quoted: str = "",
+                   quoted_tokens: int = 0) -> int:
     """A prompt's tokens, forecast from the draft's call: its prompt tokens (the request with
     its chat template), a quoted text at the tokens it took to write, and the loop's
     instructions around them at English prose's rate."""
-
-    query: Sequence[Message]
-    request_tokens: int
-
-    def tokens(self, messages: Sequence[Message], quoted: str = "", quoted_tokens: int = 0,
-               ) -> int:
-        added = _chars(messages) - _chars(self.query) - len(quoted)
-        return (self.request_tokens + quoted_tokens
-                + max(0, math.ceil(added / _INSTRUCTION_CHARS_PER_TOKEN)))
+    added = _chars(messages) - _chars(run.query) - len(quoted)
+    return (run.ledger.usage["draft"].prompt_tokens + quoted_tokens
+            + max(0, math.ceil(added / _INSTRUCTION_CHARS_PER_TOKEN)))
 
 
 def _chars(messages: Sequence[Message]) -> int:
