@@ -75,6 +75,12 @@ Rules the labels of `tests/data/checks/` follow too:
   `json_schema` alone (the schema asks for JSON itself);
 - a form the request only permits ("feel free to use JSON", "add a P.S. if you think it
   fits") and a P.S. that opens a paragraph of the request (the user's own) are no check;
+- nor is a form, word or phrase said of a character or thing of the story ("a parrot that
+  only squawks in ALL CAPS", "a town where saying the word 'rain' is illegal"), of a text the
+  user already has ("a poem I wrote entirely in lowercase", "My toast already ends with ...",
+  "My essay has 500 words"), nor a count of a part the response opens or ends with ("end with
+  a one-sentence summary"); a negated strict bound on a word ("don't use 'orange' more than
+  twice") is `keyword` at most 2, and "a dozen sentences or so" is about 12;
 - a count in a question about a form or about how to do the user's own task ("Is the
   five-paragraph essay outdated?", "my essay needs 5 paragraphs, how do I structure it?"),
   or describing a text the user wrote or gives ("I wrote a 500-word essay", "这份报告分为四个
@@ -95,7 +101,8 @@ from rubrics.checks.phrasings import PART_OF, RULES
 from rubrics.checks.phrasings.formats import json_schemas
 from rubrics.checks.phrasings.parts import divider
 from rubrics.checks.phrasings.shared import bounded_after, negated_bound
-from rubrics.checks.scope import (
+from rubrics.checks.scope.other_texts import not_the_responses
+from rubrics.checks.scope.parts import (
     EACH_FREE_KINDS,
     INTRO_OUTRO,
     LENGTH_KINDS,
@@ -103,7 +110,6 @@ from rubrics.checks.scope import (
     WORD_KINDS,
     asks_for_several,
     clause_before,
-    not_the_responses,
     of_a_part,
     per_item,
     since_clause_break,
@@ -171,7 +177,7 @@ def _in_advice_question(text: str, match: re.Match[str]) -> bool:
 def _not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any]) -> bool:
     """Whether the check a match gives is no requirement of the response: permitted rather
     than asked, in a question about the topic, a form or the user's own task, or said of a
-    text other than the response (`scope.not_the_responses`)."""
+    text other than the response (`other_texts.not_the_responses`)."""
     if _PERMITTED_BEFORE.search(since_clause_break(text, match.start())) \
             or _PERMITTED_AFTER.match(text, match.end()) \
             or not_the_responses(text, match, kind, params):

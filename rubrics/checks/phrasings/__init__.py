@@ -2,9 +2,11 @@
 the function that turns its match into (kind, params), kept in one module per family of
 kinds, in English and Chinese alike:
 
-- `lengths`: word_count, char_count, letter_frequency;
+- `lengths`: word_count, char_count;
+- `letters`: letter_frequency;
 - `parts`: paragraph_count, sentence_count, section_count (and other units counted the same
   way: "in 5 bullet points", "3 headings", "3 placeholders");
+- `sections`: section_count with a marker ("4 parts, each beginning with 'PART X'");
 - `lists`: bullet_count, numbered_count, heading_count;
 - `case`: lowercase, uppercase, capital_word_count;
 - `edges`: starts_with, ends_with;
@@ -16,32 +18,31 @@ kinds, in English and Chinese alike:
 Each module's rules are rows of its `TABLES`: a `Phrasing` holds the pattern, how its match
 is read, the kind, an example it must read and a near miss it must not. The pieces the
 modules share are in `shared`, the count structures of the noun families and list styles in
-`families`; whose a reading is (the response's, a part's, a question's) is
-`rubrics.checks.scope`'s. The pre-pass tries every rule on every request and orders what they
-find by position, so the order below is no precedence."""
+`families`; whose a reading is (the response's, a part's, a question's, another text's) is
+`rubrics.checks.scope`'s. The pre-pass tries every rule on
+every request and orders what they find by position, so the order below is no precedence."""
 
 from __future__ import annotations
 
 from types import ModuleType
 
 from rubrics.checks.phrasings import (
-    case,
     edges,
     formats,
-    keywords,
-    keywords_zh,
     language,
     lengths,
     lists,
     marks,
     parts,
+    sections,
 )
-from rubrics.checks.phrasings.case import PART_OF
 from rubrics.checks.phrasings.shared import Build, Matcher
+from rubrics.checks.phrasings.words import case, keywords, keywords_zh, letters
+from rubrics.checks.phrasings.words.case import PART_OF
 
 # the modules whose rules the pre-pass runs, by kind family
-MODULES: tuple[ModuleType, ...] = (lengths, parts, lists, marks, formats, language, case, edges,
-                                   keywords, keywords_zh)
+MODULES: tuple[ModuleType, ...] = (lengths, letters, parts, sections, lists, marks, formats,
+                                   language, case, edges, keywords, keywords_zh)
 
 RULES: tuple[tuple[Matcher, Build], ...] = tuple(rule for module in MODULES
                                                  for rule in module.RULES)

@@ -8,7 +8,8 @@ word of your response should be ..."), and the Chinese forms ("以“…”结�
 The phrase is the quoted words, quotes removed, or the words after a colon or "the exact
 phrase" up to the sentence's end, without "and nothing else". A phrase one part must open or
 close with ("end each paragraph with ...", "the first word of paragraph 2") is not the
-response's; nor is a closing that is no phrase ("end with a question")."""
+response's, nor is one the user's own text already has ("My toast already ends with ..."); nor
+is a closing that is no phrase ("end with a question")."""
 
 from __future__ import annotations
 
@@ -39,9 +40,9 @@ _PART = (r"(?:each|every|all|any|(?:the\s+)?(?:first|second|third|fourth|fifth|l
          r"next|\d+(?:st|nd|rd|th))|(?:your|the|this|that)\s+(?:\w+\s+)?(?:paragraphs?|stanzas?|"
          r"verses?|sections?|sentences?|lines?|bullets?|items?|chapters?|parts?|points?))\b")
 # the verb's object: the response ("it", "your reply", "the whole email"), never a part
+# (a noun of two words too: "close out the pep talk with ...")
 _OBJECT = (rf"(?:(?!{_PART})(?:it|things|everything|(?:your|the|this|my)\s+"
-           r"(?:(?:entire|whole|full|final)\s+)?[\w-]+(?:\s+(?:post|letter|message|note|answer"
-           r"|response|reply))?)\s+)?")
+           r"(?:(?:entire|whole|full|final)\s+)?[\w-]+(?:\s+(?!with\b|by\b|on\b)[\w-]+)?)\s+)?")
 # what introduces the phrase: "with the exact sentence:", "by saying", "on the line"
 _WITH = (r"(?:with|w/|by\s+(?:saying|writing)|on)(?:\s+|\s*(?=[:,]))"
          r"(?:(?:exactly|precisely|verbatim)\s*:?\s+)?(?:(?:the|this|that|these|a|an)\s+)?(?:(?:exact|precise|following|same|very)\s+)?(?:"
@@ -56,10 +57,11 @@ _WITH_BARE = (r"with(?:\s+(?:(?:the|this|that)\s+)?(?:(?:exact|precise|following
 # a phrase asked of something the request asks about: "describe how the film ends with ..."
 # (only in its own clause: "tell me why octopuses are cool and wrap up with ..." asks for one)
 _ABOUT = re.compile(r"\b(?:how|why|whether)\b(?:(?!\b(?:and|but|then)\b)[^.;!?,\n])*$", re.I)
-# a part as the subject of the verb: "paragraph 2 must begin with", "the first must start with"
+# a part as the subject of the verb: "paragraph 2 must begin with", "the first must start with",
+# "a postscript beginning with"
 _PART_SUBJECT = re.compile(
     r"\b(?:paragraphs?|stanzas?|verses?|sections?|sentences?|lines?|bullets?|items?|chapters?|"
-    r"parts?|points?|first|second|third|fourth|fifth|last|other|each|every)(?:\s+(?:\d+|one|two|"
+    r"parts?|points?|postscripts?|first|second|third|fourth|fifth|last|other|each|every)(?:\s+(?:\d+|one|two|"
     r"three|four|five|one))?\s+(?:(?:must|should|will|shall|has\s+to|have\s+to|needs?\s+to|"
     r"ought\s+to|is\s+to|are\s+to|can)\s+(?:also\s+|all\s+)?)?$", re.I)
 # "its" after a part as the subject of the clause before: "the second section must list
@@ -105,12 +107,19 @@ _ZH_BARE = r"(?P<bare>[^\n“\"「‘'\s][^\n“\"「]{0,59}?(?:[。！？](?![�
 _BE = r"(?:(?:should|must|is\s+to|are\s+to|has\s+to|needs\s+to|will|shall|to)\s+)?be\s+"
 
 
+# a text of the user's, already written, as the subject: "My toast already ends with ..."
+_OWN_TEXT = re.compile(r"(?:^|[.!?;]\s*|\b(?:and|but)\s+)(?:my|our)\s+(?:[\w'-]+\s+){1,2}?"
+                       r"(?:already\s+|always\s+|currently\s+|now\s+)?$", re.I)
+
+
 def _edge(kind: str) -> Build:
     """The phrase, quotes removed; a bare phrase without "and nothing else"."""
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         before = max(0, m.start() - 80)
         if _ABOUT.search(m.string, before, m.start()) \
                 or _PART_SUBJECT.search(m.string, before, m.start()) \
+                or re.match(r"\w+s\b", m.group(0)) and _OWN_TEXT.search(m.string, before,
+                                                                     m.start()) \
                 or re.match(r"(?:its|their)\s", m.group(0), re.I) \
                 and _ITS_PART.search(m.string, before, m.start()):
             return []

@@ -64,7 +64,7 @@ _NEGATED_EN = re.compile(r"\b(?:no|not|never|without)\b[^.;!?\n]{0,30}$|n['’]?
                          re.I)
 _NEGATED_ZH = re.compile(r"(?:不要|不用|无需|不必|别|不需要|不能|勿)[^。；！？\n]{0,10}$")
 _WRAP_VERBS = (r"(?:wrap|enclose|put|place|surround|encase|frame|present|give|deliver|write|"
-               r"return|quote)")
+               r"return|quote|stick|pop)")
 _BE_WRAPPED = (r"(?:(?:(?:should|must|shall|will|has\s+to|needs?\s+to|is\s+to)\s+(?:all\s+)?be|is|"
                r"be|are)\s+(?:(?:entirely|fully|completely|all)\s+)?(?:wrapped|enclosed|"
                r"surrounded|put|placed|contained|framed|written|given)|(?:(?:should|must|will)\s+)?"
@@ -98,13 +98,19 @@ _NOT_A_FULL_STOP = re.compile(r"\s+(?-i:[a-z])|[,;:)]")
 
 # a postscript of the request's own, after a blank line: "...\n\nP.S. keep it short"
 _OWN_POSTSCRIPT = re.compile(r"\n[ \t]*\n[ \t]*$")
+# a title that opens with the letters, quoted after what it names: "the movie 'P.S. I Love
+# You'", "a song called "P.S. I'm Still Not Over You""
+_TITLE_BEFORE = re.compile(r"\b(?:movie|film|book|novel|song|album|show|series|play|episode|"
+                           r"podcast|called|titled|named|entitled)\s+[\"'“‘]$", re.I)
 
 
 def _postscript(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """A P.S., or a P.P.S. with its last period as written: "add a P.P.S. that jokes..." keeps
     it; at a sentence's end ("begin it with P.P.S.") the period is the sentence's. A P.S. that
-    opens a paragraph of the request is the user's own, no request for one."""
-    if _OWN_POSTSCRIPT.search(m.string, 0, m.start()):
+    opens a paragraph of the request is the user's own, and one that opens a quoted title
+    ("the movie 'P.S. I Love You'") a name: no request for one."""
+    if _OWN_POSTSCRIPT.search(m.string, 0, m.start()) \
+            or _TITLE_BEFORE.search(m.string, max(0, m.start() - 20), m.start()):
         return []
     if not m.group(1).upper().startswith("P.P"):
         return [("postscript", {"marker": "P.S."})]
@@ -245,7 +251,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter="put the whole reply in quotation marks"),
     # (words set off by commas may come between: "shall be enclosed, in its entirety, within")
     Phrasing(
-        rf"\b{_WHOLE}\s+{_BE_WRAPPED}(?:\s*,[^,.;\n]{{1,30}},)?\s+(?:in|with|inside|within|between|"
+        rf"\b{_WHOLE}(?:\s*,[^,.;\n]{{1,30}},)?\s+{_BE_WRAPPED}(?:\s*,[^,.;\n]{{1,30}},)?\s+"
+        rf"(?:in|with|inside|within|between|"
         rf"by|using)\s+{_QUOTES}",
         _wrapped,
         kind="quoted", example="the entire output goes in double quotes",

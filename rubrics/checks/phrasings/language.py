@@ -5,7 +5,8 @@ Portuguese for the whole thing", "(in Korean, please)", "write a short poem in F
 
 A language named as a topic ("why learning Spanish is useful"), a translation target
 ("translate it into Japanese"), a question about a word ("what does it mean in German?") or an
-adjective ("in French schools") is not the response's language."""
+adjective ("in French schools") is not the response's language, nor is one a negation refuses
+("Don't reply in English"). The names and codes are `language_names`'s."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ import re
 from typing import Any
 
 from rubrics.checks.language import NAMES
+from rubrics.checks.numbers import EN_NUMBER
+from rubrics.checks.phrasings.language_names import (
+    LANG_COUNTRY,
+    LANG_EN,
+    LANG_NATIVE,
+    LANG_ZH,
+    LANGUAGE_NAMES,
+    ZH_LANGUAGE_NAMES,
+    code_of,
+)
 from rubrics.checks.phrasings.shared import (
     Build,
     Matcher,
@@ -23,57 +34,6 @@ from rubrics.checks.phrasings.shared import (
 
 _I = re.I | re.S
 
-_ALIASES_EN = {"farsi": "fa", "bangla": "bn", "mandarin": "zh", "mandarin chinese": "zh",
-               "simplified chinese": "zh", "traditional chinese": "zh", "brazilian portuguese":
-               "pt", "bahasa indonesia": "id", "kiswahili": "sw",
-               # the languages' own names: "respond in Deutsch", "answer in Español"
-               "deutsch": "de", "español": "es", "espanol": "es", "français": "fr",
-               "francais": "fr", "italiano": "it", "português": "pt", "portugues": "pt",
-               "nederlands": "nl", "svenska": "sv", "suomi": "fi", "polski": "pl", "türkçe": "tr",
-               "turkce": "tr", "tiếng việt": "vi", "русский": "ru", "українська": "uk",
-               "ελληνικά": "el", "日本語": "ja", "한국어": "ko", "हिन्दी": "hi"}
-CODE_EN = {**{name.lower(): code for code, name in NAMES.items()}, **_ALIASES_EN}
-CODE_ZH = {
-    "英文": "en", "英语": "en", "中文": "zh", "汉语": "zh", "简体中文": "zh", "普通话": "zh",
-    "法语": "fr", "法文": "fr", "德语": "de", "德文": "de", "西班牙语": "es", "西班牙文": "es",
-    "日语": "ja", "日文": "ja", "韩语": "ko", "韩文": "ko", "朝鲜语": "ko", "俄语": "ru",
-    "俄文": "ru", "意大利语": "it", "意大利文": "it", "葡萄牙语": "pt", "葡萄牙文": "pt",
-    "荷兰语": "nl", "瑞典语": "sv", "芬兰语": "fi", "波兰语": "pl", "土耳其语": "tr",
-    "越南语": "vi", "印尼语": "id", "印度尼西亚语": "id", "斯瓦希里语": "sw", "乌克兰语": "uk",
-    "希腊语": "el", "希伯来语": "he", "阿拉伯语": "ar", "阿拉伯文": "ar", "波斯语": "fa",
-    "乌尔都语": "ur", "印地语": "hi", "马拉地语": "mr", "尼泊尔语": "ne", "孟加拉语": "bn",
-    "旁遮普语": "pa", "古吉拉特语": "gu", "泰米尔语": "ta", "泰卢固语": "te", "卡纳达语": "kn",
-    "马拉雅拉姆语": "ml", "泰语": "th", "泰文": "th"}
-
-
-# the language named in itself: "auf Deutsch", "en español", "日本語で"
-CODE_NATIVE = {
-    "auf deutsch": "de", "en español": "es", "en espanol": "es", "en castellano": "es",
-    "en français": "fr", "en francais": "fr", "in italiano": "it", "em português": "pt",
-    "em portugues": "pt", "in het nederlands": "nl", "på svenska": "sv", "po polsku": "pl",
-    "по-русски": "ru", "на русском": "ru", "日本語で": "ja", "한국어로": "ko",
-    "auf englisch": "en", "en inglés": "en", "en ingles": "en", "en anglais": "en",
-    "in inglese": "en", "em inglês": "en"}
-# a country for the language spoken there: "in the language spoken in the Netherlands"
-CODE_COUNTRY = {
-    "germany": "de", "austria": "de", "france": "fr", "spain": "es", "mexico": "es",
-    "argentina": "es", "colombia": "es", "italy": "it", "japan": "ja", "korea": "ko",
-    "south korea": "ko", "russia": "ru", "portugal": "pt", "brazil": "pt", "the netherlands":
-    "nl", "netherlands": "nl", "holland": "nl", "sweden": "sv", "finland": "fi", "poland": "pl",
-    "turkey": "tr", "vietnam": "vi", "indonesia": "id", "ukraine": "uk", "bulgaria": "bg",
-    "greece": "el", "israel": "he", "iran": "fa", "pakistan": "ur", "thailand": "th",
-    "china": "zh", "taiwan": "zh", "england": "en", "the uk": "en", "the us": "en",
-    "the usa": "en", "australia": "en", "kenya": "sw", "tanzania": "sw"}
-
-
-def _alternation(names: object) -> str:
-    return "|".join(sorted((re.escape(n) for n in names), key=len,
-    reverse=True))  # type: ignore[attr-defined]
-
-
-LANGUAGE_NAMES = _alternation(CODE_EN)
-LANG_EN = rf"(?P<lang>{LANGUAGE_NAMES})"
-LANG_ZH = rf"(?P<lang>{_alternation(CODE_ZH)})"
 # a register before the language's name: "in plain English", "in formal Japanese"
 _REGISTER = (r"(?:(?:plain|simple|formal|informal|polite|casual|fluent|proper|standard|basic|easy|"
              r"modern|good|correct|clear|natural|everyday|colloquial)\s+)?")
@@ -98,7 +58,8 @@ _BE_EN = (r"(?:(?:should|must|shall|will|has\s+to|have\s+to|needs?\s+to|is\s+to|
           r"can\s+only|may\s+only)\s+(?:only\s+)?be|is|are|be)\s+(?:(?:written|composed|"
           r"given|delivered|provided|presented|produced|done|kept|phrased)\s+)?")
 # verbs whose object is the response itself: "answer", "respond", "reply"
-_ANSWER_EN = (r"(?:respond(?:ing)?|answer(?:ing)?|repl(?:y|ying)|"
+# (and "answer" as often mistyped: "anwser", "awnser")
+_ANSWER_EN = (r"(?:respond(?:ing)?|(?:answer|anwser|awnser|asnwer)(?:ing)?|repl(?:y|ying)|"
               r"write|writing|explain)")
 # verbs a short object and then "in <language>" follow: "write a short poem in French"
 _MAKE_EN = r"(?:write|compose|draft|create|tell|give|send|sing)"
@@ -107,10 +68,14 @@ _OBJECT_EN = (r"(?:me\s+|us\s+)?(?:a|an|one|some|the|your|this|that|my)\s+"
               r"[\w'-]+\s+){0,3}?")
 
 
+# a negation right before the words: "Don't reply in English, reply in Arabic", "not in English"
+_NOT_BEFORE = re.compile(r"\b(?:don['’]?t|dont|do\s+not|never|not)\s+(?:please\s+)?$", re.I)
+
+
 def _code(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    lang = " ".join(m.group("lang").split())
-    code = CODE_EN.get(lang.lower()) or CODE_ZH.get(lang) or CODE_NATIVE.get(lang.lower()) \
-        or CODE_COUNTRY.get(lang.lower())
+    if _NOT_BEFORE.search(m.string, max(0, m.start() - 16), m.start()):
+        return []
+    code = code_of(m.group("lang"))
     return [("language", {"language": code})] if code else []
 
 
@@ -129,8 +94,12 @@ def _native(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return _code(m)
 
 
-LANG_NATIVE = rf"(?P<lang>{_alternation(CODE_NATIVE)})"
-LANG_COUNTRY = rf"(?P<lang>{_alternation(CODE_COUNTRY)})"
+# a word of a topic, not a clause about people using a language: "the French Revolution"
+_TOPIC_WORD = r"(?!(?:who|whom|which|that|speak\w*|writ\w*|spoken|sung)\b)[\w'-]+"
+# things that are in a language themselves: "books in French" names them, not the reply's
+_IN_A_LANGUAGE = (r"(?:books?|films?|movies?|songs?|poems?|poetry|literature|music|novels?|words?|"
+                  r"phrases?|names?|idioms?|expressions?|slang|writing|texts?|podcasts?|shows?|"
+                  r"series|media|sayings?|proverbs?|jokes?|puns?|lyrics|titles?|signs?|videos?)")
 # the text a request asks for, as the subject of "should be in": "the summary", "your note"
 _TEXT_EN = (r"(?:summary|note|letter|email|e-mail|poem|story|essay|post|caption|description|"
             r"speech|report|article|review|bio|toast|message|script|recipe|explanation|"
@@ -284,11 +253,12 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter="Your answer must be written in French."),
     # a language alone in a clause after a comma, or in a terse sentence: "..., in French
     # please.", "In Italian, thanks.", "..., entirely in Italian.", "..., the whole thing in
-    # Korean please."
+    # Korean please.", "..., written in Brazilian Portuguese, please."
     Phrasing(
-        rf"(?:^|(?<=[,.!?;:—–]\s)|(?<=[,\n—–]))\s*(?:all\s+|only\s+|entirely\s+|wholly\s+|"
-        rf"(?:the\s+)?(?:whole|entire)\s+thing\s+)?in\s+{LANG_EN}(?:\s+only)?\s*,?\s*"
-        r"(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;\n]|$)", _code,
+        rf"(?:(?:^|(?<=[,.!?;:—–]\s)|(?<=[,\n—–]))\s*(?:all\s+|only\s+|entirely\s+|wholly\s+|"
+        rf"(?:the\s+)?(?:whole|entire)\s+thing\s+)?|(?<=,\s)(?:written|composed)\s+)in\s+"
+        rf"{LANG_EN}"
+        r"(?:\s+only)?\s*,?\s*(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;:\n]|$)", _code,
         kind="language", example="A short text, in English.", counter="written in English"),
     # a language set off by commas among other requirements: "..., in French, no longer than
     # 4 sentences" (not one of a list of languages: "in French, Italian and German")
@@ -303,7 +273,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter="Write a review of a German-language film."),
     # "write a short poem in French", "tell me a joke in German"
     Phrasing(
-        rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:for\s+(?:my|our|your|the|a)\s+[\w'-]+\s+)?in\s+"
+        rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:(?:for\s+(?:my|our|your|the|a)|from)\s+"
+        rf"[\w'-]+\s+)?in\s+"
         rf"(?:the\s+)?{_REGISTER}{LANG_EN}(?:\s+language)?"
         r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining|so|"
         r"because|since|to|with|but|if|when|using|instead)\b))", _code,
@@ -328,7 +299,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"(?=\s*(?:[，,。；;、）)！!]|$))", _code,
         kind="language", example="用葡萄牙语写。", counter="用法语写一段自我介绍。"),
     Phrasing(
-        rf"(?<=[^文语][，,；;])\s*{LANG_ZH}\s*(?=[，,；;](?!\s*(?:{_alternation(CODE_ZH)})))",
+        rf"(?<=[^文语][，,；;])\s*{LANG_ZH}\s*(?=[，,；;](?!\s*(?:{ZH_LANGUAGE_NAMES})))",
         _code,
         kind="language", example="帮我写个 caption，英文，带上 #summer 和 #travel 两个 hashtag。",
         counter="帮我写个朋友圈文案 带上“周末”这个词"),
@@ -356,6 +327,29 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"\s*{LANG_ZH}",
         _code,
         kind="language", example="回答语言：日语。", counter="回答请使用俄语。"),
+    # the language opening the request, then what to write: "In German, three sentences: ...",
+    # "In Spanish, tell me about ..." (not "In French, 'chat' means cat")
+    Phrasing(
+        rf"(?:^|(?<=[.!?]\s)|(?<=\n))\s*in\s+{_REGISTER}{LANG_EN}\s*,\s*(?=(?:please|pls|plz|"
+        rf"(?:{EN_NUMBER})\s+(?:sentences?|paragraphs?|words|bullet|lines?|points?|tips|"
+        r"reasons)|write|tell|explain|describe|give|list|summari[sz]e|answer|respond|reply)\b)",
+        _code,
+        kind="language", example="In German, three sentences: why is sleep important?",
+        counter="In French, 'chat' means cat."),
+    # a line of a spec list: "- must be in French", "2) written in Italian"
+    Phrasing(
+        rf"(?:^|(?<=\n))[ \t]*(?:[-*•]|\d{{1,2}}[.)]|\([a-z\d]\))[ \t]*(?:(?:it\s+|the\s+\w+\s+)?"
+        r"(?:must|should|has\s+to|needs\s+to|shall|will)\s+be\s+)?(?:(?:written|composed)\s+)?"
+        rf"{_WHOLLY_EN}in\s+{_REGISTER}{LANG_EN}[ \t]*[.;]?[ \t]*(?=\n|$)", _code,
+        kind="language", example="Constraints:\n- must be in French\n- under 90 words",
+        counter="Constraints:\n- must mention France\n- under 90 words"),
+    # "Write about the French Revolution in Spanish": a topic, then the language at the end
+    # (not "write about poets who write in Spanish", nor "about the best books in French")
+    Phrasing(
+        rf"\b(?:write|tell\s+(?:me|us)|talk)\s+about\s+(?:{_TOPIC_WORD}\s+){{0,4}}?"
+        rf"(?!{_IN_A_LANGUAGE}\b){_TOPIC_WORD}\s+in\s+{LANG_EN}\s*(?=[.!;\n]|$)", _code,
+        kind="language", example="Write about the French Revolution in Spanish.",
+        counter="Write about poets who write in Spanish."),
     # "only German is allowed", "no language other than German"
     Phrasing(
         rf"\bonly\s+{LANG_EN}\s+(?:is|may\s+be|can\s+be|should\s+be)\s+(?:allowed|permitted|used|"

@@ -3,7 +3,7 @@ least 4 bracketed placeholders", "至少包含2个占位符", "leave spots like 
 in", "put [brackets] for anything i need to fill in, at least three of em"), and spans
 highlighted in markdown ("highlight at least 3 parts with markdown", "italicize or bold at
 least 4 important phrases", "mark 4 phrases as highlighted text", "bold the key terms",
-"用markdown加粗至少3个关键词").
+"keep the markdown highlighting to two phrases at most", "用markdown加粗至少3个关键词").
 
 Highlights asked as content ("highlight the benefits of exercise", "highlight three benefits"
 with no word of markdown) are no check."""
@@ -41,7 +41,8 @@ _I = re.I | re.S
 # --- highlights
 _NOUNS = (r"(?:sections?|parts?|words?|phrases?|spans?|sentences?|passages?|portions?|segments?|"
           r"bits?|pieces?\s+of\s+text|text\s+(?:parts|sections))")
-_SOFT_NOUNS = r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?|things?|places?)"
+_SOFT_NOUNS = (r"(?:points?|ideas?|terms?|concepts?|facts?|details?|lines?|items?|things?|places?|"
+               r"dates?|names?|numbers?|figures?|stats?|takeaways?)")
 _MARKDOWN = re.compile(r"markdown|asterisk|\*|\bbold|\bitalic", re.I)
 _QN = rf"{NOT_RANGE_EN}\b(?:(?P<q>{QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?P<more>\s+or\s+more)?"
 # a count or a range of spans: "2-3 bold phrases", "between two and four bolded terms"
@@ -86,6 +87,13 @@ def _emphasized(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     italics ("emphasize 2 terms with **asterisks**"; not "emphasize three benefits")."""
     sentence = re.split(r"(?<=[.!?\n])\s", m.string[m.start():])[0]
     return _marked(m) if _MARKDOWN.search(sentence) else []
+
+
+def _limited(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Highlights a limit caps: at most N, or the relation the limit's qualifier states."""
+    qualifier = m.group("q")
+    relation = relation_of(qualifier) if qualifier else "at most"
+    return count("highlight_count", relation, to_int(m.group("n")))
 
 
 def _some_marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -190,6 +198,22 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"(?:markdown\s+)?(?:bold|italics?|markdown|asterisks)\b", _marked,
         kind="highlight_count", example="Make the two key warnings stand out in bold.",
         counter="Make the two most important ideas bold."),
+    # no count: "make the important bits stand out w/ markdown bold"
+    Phrasing(
+        r"\bmake\s+(?:the\s+)?(?:key|important|main|most\s+important|crucial|essential|core)\s+"
+        r"(?:[\w-]+\s+){0,2}?(?:stand\s+out|pop)\s+(?:in|with|using|w/)\s*(?:markdown\s+)?"
+        r"(?:bold|italics?|markdown|asterisks)\b", _some_marked,
+        kind="highlight_count", example="make the important bits stand out w/ markdown bold",
+        counter="make the important bits stand out with examples"),
+    # a limit on the highlights: "keep the markdown highlighting to two phrases at most"
+    Phrasing(
+        rf"\b(?:keep|limit|cap|restrict)\s+(?:the\s+|your\s+)?(?:markdown\s+)?(?:highlighting|"
+        rf"highlights|bold(?:ing|\s+text)?|italics|emphasis)\s+(?:to|at)\s+(?:just\s+|only\s+)?"
+        rf"(?:(?P<q>{QUALIFIER_EN})\s*)?(?P<n>{EN_NUMBER})(?:\s+(?:[\w-]+\s+)?(?:{_NOUNS}|"
+        rf"{_SOFT_NOUNS}))?(?P<post>\s+at\s+most|\s+max"
+        r"(?:imum)?)?\b", _limited,
+        kind="highlight_count", example="Keep the markdown highlighting to two phrases at most.",
+        counter="Keep the markdown headings to two at most."),
     Phrasing(
         rf"\b(?:use|using)\s+(?:markdown\s+)?(?:bold|italics?|bold(?:face)?\s+(?:text|font|type)|"
         rf"markdown\s+(?:bold|italics?|highlighting|emphasis)|emphasis)(?:\s*\([^()\n]{{1,20}}\))"

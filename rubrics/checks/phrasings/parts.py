@@ -1,10 +1,11 @@
 """Counts of the response's parts: paragraphs, sentences and sections ("in 3 paragraphs", "3
 sentences or fewer", "between 3 and 5 sections", "a two-sentence note", "limit your answer to
-3 sentences", "Four paragraphs, separated by ***", "4 parts, each beginning with 'PART X'",
-"split into Part 1, Part 2 and Part 3", "分为三个部分", "用三句话", "分4-5个自然段"); with them
-the counts of other units named the same way ("in 5 bullet points", "2 highlighted sections",
-"3 placeholders"), and the rows of the paragraph noun family (`families`). Headings are
-`lists`'s.
+3 sentences", "Four paragraphs, separated by ***", "make it four sentences long", "somewhere
+from 5 to 7 sentences", "in a dozen sentences or so" (about 12), "分为三个部分", "用三句话",
+"分4-5个自然段"); with them the counts of other units named the same way ("in 5 bullet
+points", "2 highlighted sections", "3 placeholders"), the rows of the paragraph noun family
+(`families`) and the mark between paragraphs (`divider`). Sections opened by a marker are
+`sections`'s, headings `lists`'s.
 
 A count per part ("a one-sentence caption for each photo") or of a form named as a topic
 ("the structure of a 5-paragraph essay") is no check."""
@@ -32,7 +33,6 @@ from rubrics.checks.phrasings.shared import (
     ZH_LESS_THAN,
     ZH_MORE_THAN,
     ZH_N,
-    ZH_SECTIONS,
     Build,
     Matcher,
     Phrasing,
@@ -67,36 +67,20 @@ def _zh_units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 _ZH_DIVIDE = r"(?<![部满评充十百得积])分"
 
 # a thing said of each of several: "a one-sentence caption for each photo"
-_EACH_LATER = re.compile(r"[^.;\n]{0,40}?\b(?:each|every|per)\b", re.I)
+# (not "every" inside a clause about the text's content: "a 4-paragraph story about a butler
+# who ends every sentence with 'sir'")
+_EACH_LATER = re.compile(r"[^.;\n]{0,40}?\b(?:(?:for|of|on|in|about|to|under|with)\s+(?:each|"
+                         r"every)|each|per|apiece)\b", re.I)
 # a form named as a topic: "the structure of a 5-paragraph essay"
 _FORM_OF = re.compile(r"\b(?:structure|format|outline|template|rules?|parts|example|definition|"
                       r"history|purpose|idea|concept)\s+of\s+(?:an?|the)\s+$", re.I)
 # what a whole response is limited to: "limit your answer to 3 sentences"
 _WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|post|"
              r"story|summary|description|message|note)")
-_MARK_VERBS = r"(?:mark|begin|start|label|head|title|prefix|open|number|name|introduce)\w*"
-_SECTION_UNITS = r"(?:sections?|parts?|chapters?|segments?|days?)"
 _ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})"
-# "SECTION X" stands for SECTION 1, SECTION 2...; "Day 1, Day 2 and Day 3" names them; so does
-# a word said to come with a number, quoted or capitalised ("'Part' and a number", "the word
-# ARTICLE followed by its number"; not "a heading and a number")
-_MARKER = (r"(?:[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+(?:X|1)\b[\"'”’`]?|"
-           r"(?:[\"'“‘`](?P<quoted>[A-Za-z]+)[\"'”’`]|(?P<capital>(?-i:[A-Z])[A-Za-z]*))\s+"
-           r"(?:followed\s+by|and|plus|with)\s+"
-           r"(?:a|an|its|their|the)\s+(?:(?:section|part|chapter|own|matching)\s+)?"
-           r"(?:number|numeral)s?\b)")
-# a count of sections, a range or a bounded one: "6 sections", "4 to 6 parts", "no fewer than 6"
-_SECTIONS_N = (rf"(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:{DASH}(?P<n2>{EN_NUMBER}))?\s+"
-               rf"(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?{_SECTION_UNITS}\b")
-# the same after the sections were named, or "N of them": "..., at most 6 of them"
-_SECTIONS_N_AFTER = (rf"(?:(?P<q>{QUALIFIER_EN})\s+)?(?P<n>{EN_NUMBER})(?:{DASH}"
-                     rf"(?P<n2>{EN_NUMBER}))?\s+(?:(?:(?:{PART_ADJECTIVE_EN}|numbered)\s+)?"
-                     rf"{_SECTION_UNITS}|of\s+them)\b")
-# markers listed in order, which count the sections: "'Day 1', 'Day 2', 'Day 3'" (not when
-# the list goes on: "Day 1, Day 2 and so on")
-_LISTED = (r"[\"'“‘`]?(?P<marker>[A-Za-z]+)\s+1[\"'”’`]?(?P<rest>(?:\s*(?:,\s*(?:and\s+)?|and\s+)"
-           r"[\"'“‘`]?(?P=marker)\s+\d{1,2}[\"'”’`]?)+)"
-           r"(?![\"'”’`]?\s*,?\s*(?:\.\.\.|…|etc\b|and\s+so\s+(?:on|forth)\b))")
+# words after a count that make it approximate: "in a dozen sentences or so"
+_OR_SO = re.compile(r"\s*,?\s+(?:or\s+so|give\s+or\s+take|or\s+thereabouts|more\s+or\s+less)\b",
+                    re.I)
 
 
 def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -104,7 +88,10 @@ def _units(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     if (m.group(1) or "").lower() == "under" and FILED_UNDER.search(m.string, 0, m.start()):
         relation = "exactly"
     kind = unit_kind(m.group(3))
-    return count(kind, relation, to_int(m.group(2)), **unit_extra(kind))
+    n = to_int(m.group(2))
+    if relation == "exactly" and n is not None and _OR_SO.match(m.string, m.end()):
+        return count(kind, "between", *about(n), **unit_extra(kind))
+    return count(kind, relation, n, **unit_extra(kind))
 
 
 def _unit_range(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -165,31 +152,25 @@ def _zh_sentences(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _opening_count(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """A count of parts that opens its clause: "Four paragraphs, separated by ***"."""
+    """A count of parts that opens its clause: "Four paragraphs, separated by ***"; about N
+    when approximate words follow ("Five sentences or so")."""
     kind = unit_kind(m.group("unit"))
-    return count(kind, "exactly", to_int(m.group("n")), **unit_extra(kind))
+    n = to_int(m.group("n"))
+    if n is not None and _OR_SO.match(m.string, m.end()):
+        return count(kind, "between", *about(n), **unit_extra(kind))
+    return count(kind, "exactly", n, **unit_extra(kind))
 
 
-def _marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """N sections (at least N, between N and M...), each opened by a marker and a number
-    ("SECTION X" stands for SECTION 1, SECTION 2, ...)."""
-    groups = m.groupdict()
-    marker = groups.get("marker") or groups.get("quoted") or groups.get("capital")
-    if groups.get("n2"):
-        return count("section_count", "between", to_int(groups["n"]), to_int(groups["n2"]),
-                     marker=marker)
-    relation = relation_of(groups["q"]) if groups.get("q") else "exactly"
-    return count("section_count", relation, to_int(groups["n"]), marker=marker)
+# the start of a range right before a count: "3-", "3 to ", "three or "
+_RANGE_START = re.compile(rf"(?:\d|\b{EN_NUMBER})\s*(?:-|–|—|~|\bto|\bor|\band)\s*$", re.I)
 
 
-def _listed(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Sections marked by a list of their markers, numbered 1 to N: N sections."""
-    numbers = [1, *map(int, re.findall(r"\d+", m.group("rest")))]
-    if numbers != list(range(1, len(numbers) + 1)):
+def _long(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """A length in parts ("four sentences long"); not the end of a range ("3 to 5 paragraphs
+    long", which the range rule reads)."""
+    if _RANGE_START.search(m.string, max(0, m.start() - 30), m.start()):
         return []
-    return count("section_count", "exactly", len(numbers), marker=m.group("marker"))
-
-
+    return _opening_count(m)
 
 
 _PHRASINGS: tuple[Phrasing, ...] = (
@@ -212,7 +193,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="paragraph_count", example="in 4 paragraphs", counter="Layout: 4 paragraphs."),
     Phrasing(
         rf"(?:\b(?:in|into|of|with|has|have|contains?|containing|include|use|write|be|using|"
-        rf"consist\s+of|between)\s+|(?<=\())\s*{EN_N}{DASH}{EN_N}\s+(?:{PART_ADJECTIVE_EN}\s+)?"
+        rf"consist\s+of|between|from)\s+|(?<=\())\s*{EN_N}{DASH}{EN_N}\s+(?:{PART_ADJECTIVE_EN}\s+)?"
         r"(paragraphs|sentences|sections|parts|chapters)\b", _unit_range,
         kind="paragraph_count", example="Write it in 4-5 paragraphs.",
         counter="Write it in 3 paragraphs."),
@@ -270,64 +251,25 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"(?:{PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections"
         rf"|bullet\s+points|"
         r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
-        r"max(?:imum)?|with|in\s+total|long|exactly|precisely|(?:are|is)\s+(?:expected|required|"
-        r"needed|wanted|preferred|ideal|what)|(?:should|must|shall|will)\s+be)\b))", _opening_count,
-        kind="sentence_count", example="4 sentences", counter="4 sentences minimum"),
+        r"on|about|max(?:imum)?|with|in\s+total|long|exactly|precisely|(?:are|is)\s+(?:expected|"
+        r"required|needed|wanted|preferred|ideal|what)|(?:should|must|shall|will)\s+be)\b))",
+        _opening_count,
+        kind="sentence_count", example="Three short sentences on winter mornings.",
+        counter="4 sentences minimum"),
+    # a length in parts wherever it stands: "make it four sentences long", "at least 350 words
+    # and five paragraphs long"
+    Phrasing(
+        rf"(?<![\w-])(?P<n>{EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?"
+        r"(?P<unit>sent[ae]nces?|paragraphs?|paras?)\s+long\b", _long,
+        *UNITS_GATE,
+        kind="sentence_count", example="Make it four sentences long.",
+        counter="Make it four words long."),
     # a count of parts as an adjective without its hyphen: "a 4 paragraph essay"
     Phrasing(
         rf"\ban?\s+(?P<n>{EN_NUMBER})\s+(?P<unit>paragraph|sentence|section|bullet[\s-]point)\s+"
         r"(?!each\b|per\b|long\b)[a-z]+", _opening_count,
         kind="sentence_count", example="write a 5 sentence horror story",
         counter="Write a multi-sentence note."),
-    # sections each opened by a marker: "4 parts, each beginning with 'PART X'"
-    Phrasing(
-        rf"\b{_SECTIONS_N}[^\n]{{0,100}}?\b{_MARK_VERBS}\b[^\n.;]{{0,50}}?{_MARKER}", _marked,
-        kind="section_count", example="in 4 sections labelled Part 1, Part 2 and so on",
-        counter="Give exactly 4 numbered points (1., 2., and so on)."),
-    Phrasing(
-        rf"\b(?P<n>{EN_NUMBER})\s+(?:{PART_ADJECTIVE_EN}\s+)?{_SECTION_UNITS}\b[^\n]{{0,100}}?"
-        rf"{_MARKER}\s+(?:at\s+the\s+(?:start|beginning|top|head)|to\s+(?:mark|begin|start|open|"
-        r"label|introduce)|as\s+(?:the|a|its)\s+(?:heading|header|title|label|marker))"
-        r"(?:\s+of\s+(?:each|every)(?:\s+(?:one|section|part|chapter))?)?", _marked,
-        kind="section_count",
-        example="Your answer needs 4 sections, with 'SECTION X' at the start of each.",
-        counter="Your response must have 4 sections. Mark the beginning of each section with "
-                "SECTION X."),
-    # the marker first, then the count: "Begin each section with 'Act' and a number, with
-    # exactly 2 sections", "Mark the start of each section with SECTION X, and have 4 of them",
-    # "sections labelled Chapter 1, Chapter 2 and so on, at most 6 of them"
-    Phrasing(
-        rf"(?:\b{_MARK_VERBS}\s+(?:the\s+(?:start|beginning|top|head)\s+of\s+)?(?:each|every|all|"
-        rf"the)\s+(?:one|{_SECTION_UNITS})\s+(?:with|as|by|using)|\b{_SECTION_UNITS}\s+(?:labell?ed|"
-        rf"marked|named|titled|headed|called))\s+[^\n.;]{{0,30}}?{_MARKER}[^\n.]{{0,60}}?\b"
-        rf"{_SECTIONS_N_AFTER}", _marked,
-        kind="section_count", example="Begin each part with 'Step' and a number; 3 parts.",
-        counter="Begin each part with a heading and a number; 3 parts."),
-    # the markers listed after the division: "split into Part 1, Part 2 and Part 3", "with 2
-    # sections, SECTION 1 and SECTION 2", "a two-section guide (Part 1, Part 2)"
-    Phrasing(
-        rf"\b(?:{_SECTION_UNITS}|into)\b[^\n.;]{{0,20}}?[\s,:(]\s*(?:(?:called|named|labell?ed|"
-        rf"marked|titled)\s+)?{_LISTED}", _listed,
-        kind="section_count", example="Write a two-section guide (Part 1, Part 2).",
-        counter="Split it into Part 1, Part 2 and so on."),
-    # the markers listed: "Mark each section as 'Day 1', 'Day 2', 'Day 3'"
-    Phrasing(
-        rf"\b{_MARK_VERBS}\s+(?:each|every|all|the|your)\s+(?:one|{_SECTION_UNITS})\s+(?:(?:with|"
-        rf"as|by|using)\s+)?(?:the\s+)?(?:markers?\s+|labels?\s+|headings?\s+)?{_LISTED}",
-        _listed,
-        kind="section_count", example="Label the sections Day 1, Day 2 and Day 3.",
-        counter="Label the sections Day 1, Day 2 and so on."),
-    # in Chinese or both: "分 3 个 sections，每个 section 以 'Part 1' 开头", "分为四部分，每部分以
-    # “Day 1”开头"
-    Phrasing(
-        rf"(?P<n>{EN_NUMBER}|{ZH_NUMBER})\s*个?\s*(?:{_SECTION_UNITS}|{ZH_SECTIONS})"
-        rf"[^\n。]{{0,60}}?"
-        rf"每(?:个|一)?\s*(?:{_SECTION_UNITS}|{ZH_SECTIONS})?\s*(?:都|均|须|需|要|必须)*\s*(?:以"
-        rf"|用)\s*"
-        rf"{_MARKER}", _marked,
-        kind="section_count",
-        example="Please write the 说明书 in 3 parts，每部分以 'Step X' 开头。",
-        counter="Please write the entire answer in Spanish."),
 )
 
 # the paragraph noun family's rows (`families`), one (example, counter-example) per structure
@@ -356,13 +298,19 @@ _DIVIDER = re.compile(
                       r"(?:an?\s+(?:line|row)\s+(?:containing|with|of|holding|that\s+(?:has|"
                       r"contains|is))\s+(?:only|just|nothing\s+but)\s+)?"
                       r"`?(\*[ ]?\*[ ]?\*|-[ ]?-[ ]?-)`?|"
-                      r"用\s*(\*\*\*|---)\s*分隔", re.I)
+                      r"用\s*(\*\*\*|---)\s*分隔|"
+                      # the mark put between them: "using *** between paragraphs"
+                      r"\b(?:using|use|with|put|place|insert|add)\s+(?:an?\s+)?`?(\*\*\*|---)`?\s+"
+                      r"(?:between|to\s+(?:separate|divide))\s+(?:the\s+|your\s+|each\s+)?"
+                      r"paragraphs?\b", re.I)
 
 
 def divider(request: str) -> str | None:
     """The mark the request says divides its paragraphs, spaces removed; the pre-pass gives
     it to every paragraph count."""
     found = _DIVIDER.search(request)
-    return (found.group(1) or found.group(2)).replace(" ", "") if found else None
+    if not found:
+        return None
+    return next(mark for mark in found.groups() if mark).replace(" ", "")
 
 RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)

@@ -70,7 +70,7 @@ def flag(kind: str, **params: Any) -> Build:
 
 # gates of rules that open with an optional number or qualifier, and how far they reach
 WORDS_GATE = (r"\bwords?\b", (80, 60))
-UNITS_GATE = (r"paragraph|\bparas?\b|sentence|section|bullet|heading|placeholder|\bparts?\b|"
+UNITS_GATE = (r"paragraph|\bparas?\b|sent[ae]nce|section|bullet|heading|placeholder|\bparts?\b|"
               r"chapter|numbered", (80, 60))
 
 
@@ -129,10 +129,11 @@ class Gated:
                     yield match
 
 
-AT_LEAST_EN = (r"at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"
+# (also as typed in one word: "atleast", "atmost")
+AT_LEAST_EN = (r"at\s*least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"
                r"(?:a\s+)?minimum(?:\s+of)?|min\.?")
 MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than|longer\s+than"
-AT_MOST_EN = (r"at\s+most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum(?:\s+of)?|"
+AT_MOST_EN = (r"at\s*most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum(?:\s+of)?|"
               r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
               r"no\s+longer\s+than")
 LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than|shy\s+of"
@@ -196,13 +197,14 @@ def zh_relation_of(qualifier: str) -> str:
 
 UNITS_EN = {
     "paragraph": "paragraph_count", "bullet": "bullet_count", "bullet point": "bullet_count",
-    "sentence": "sentence_count", "section": "section_count", "heading": "heading_count",
+    "sentence": "sentence_count", "sentance": "sentence_count", "section": "section_count",
+    "heading": "heading_count",
     "highlighted section": "highlight_count", "placeholder": "placeholder_count",
     "numbered item": "numbered_count", "numbered point": "numbered_count",
     "part": "section_count", "chapter": "section_count",
 }
 UNIT_EN = r"(\*{0,2}highlighted\s+sections?|bullet\s+points?|bullets?|" \
-           r"numbered\s+(?:items?|points?)|paragraphs?|paras?|sentences?|sections?|headings?|placeholders?|parts?|chapters?)"
+           r"numbered\s+(?:items?|points?)|paragraphs?|paras?|sent[ae]nces?|sections?|headings?|placeholders?|parts?|chapters?)"
 
 
 # the Chinese words for a part of the text: "部分", "章节", "板块"

@@ -3,17 +3,14 @@ response's, or one named part's, an item's, each of several texts' or one of sev
 (a labelled line, a list item, a contents list, "for the main section", "每个版本", a part as
 the subject of its clause or the object of a verb of limiting: "the subject line should be no
 longer than 6 words", "no paragraph may exceed 120 words", "keep the subject line under 8
-words"; `per_item`, `of_a_part`, `said_of_a_part`). A form, a word or a count may be said of a
-text other than the response (`not_the_responses`): the user's own ("I wrote a 500-word
-essay"), one the user gives ("这份报告分为四个部分，请帮我检查语法错误"), or a part ("Every bullet
-must contain the word 'community'", "The first line should be a hook in all caps", "the word
-'mint' must appear in the second paragraph"). Whether the words ask anything at all (a
-question about the topic, a permission) is the pre-pass's own test."""
+words"; a part the response ends with: "end with a one-sentence summary"; `per_item`,
+`of_a_part`, `said_of_a_part`). A form, a word or a count said of a text other than the
+response is `other_texts`'s. Whether the words ask anything at all (a question about the
+topic, a permission) is the pre-pass's own test."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
 
@@ -117,6 +114,12 @@ SEVERAL_VERSIONS = re.compile(
 
 
 LENGTH_KINDS = frozenset({"word_count", "char_count"})
+# kinds whose "each" is each word, not each part: "the words 'north' and 'south' at least once
+# each"
+WORD_KINDS = frozenset({"keyword", "forbidden_word", "letter_frequency"})
+# kinds an "each" near them never makes one part's: each word, or a marker every field keeps
+# ("begin each field with its marker, [[ ## title ## ]] ...")
+EACH_FREE_KINDS = WORD_KINDS | {"field_marker", "xml_tag"}
 # the kinds a length or a count of parts stated for one named part would wrongly give
 PART_KINDS = LENGTH_KINDS | {"paragraph_count", "section_count", "sentence_count",
                              "bullet_count", "heading_count"}
@@ -262,9 +265,11 @@ def asks_for_several(text: str) -> bool:
 # should be ...", "..., and the lead paragraph shouldn't exceed ...", "Each item should ...",
 # "a story whose first sentence is ..."
 _SUBJECT = re.compile(
-    r"(?:(?:^|[,;:(])\s*(?:(?:and|but|while|whereas)\s+)?|\b(?:and|but|while|whereas|whose)\s+)"
+    r"(?:(?:^|[,;:(])\s*(?:(?:and|but|while|whereas)\s+)?|"
+    r"\b(?:and|but|while|whereas|whose|which|where)\s+)"
     r"(?P<np>(?:[\w'’-]+\s+){0,3}?[\w'’-]+)\s+(?:should|must|may|might|can|could|will|shall|is|"
-    r"are|has\s+to|have\s+to|needs?\s+to|ought\s+to)(?:\s*not|n['’]t)?\b", re.I)
+    r"are|has\s+to|have\s+to|needs?\s+to|ought\s+to|has|have|contains?)(?:\s*not|n['’]t)?\b",
+    re.I)
 # a subject naming a part of the text, never the whole: a part that is one by its name (the
 # subject line, the headline), one of the units qualified as one or each of them (the lead
 # paragraph, the intro paragraph, the first one, no paragraph, each item), or all of the units
@@ -275,7 +280,7 @@ _PART_UNITS = (r"(?:paragraph|sentence|item|bullet(?:\s+point)?|point|tip|line|s
 _NAMED_PART = (r"(?:subject\s+line|title|headline|heading|header|subheading|caption|tagline|"
                r"slogan|greeting|salutation|sign[\s-]?off|intro(?:duction)?|conclusion|lead|lede|"
                r"hook)")
-_PART_NP = re.compile(
+PART_NP = re.compile(
     rf"(?:(?:the|its|your|each|every|any|no)\s+)?(?:[\w-]+\s+)?{_NAMED_PART}s?|"
     rf"(?:each|every|any|no|one|a\s+single)\s+(?:[\w-]+\s+)?{_PART_UNITS}|"
     r"(?:(?:the|its|their|your)\s+)?(?:first|second|third|fourth|fifth|last|final|opening|"
@@ -288,10 +293,10 @@ _NEW_CLAUSE = re.compile(r"[,;]\s*(?:(?:and|but|then)\s+)?(?:please\s+)?(?:keep|
                          r"limit|hold|cap|add|include|end|finish|start|begin|put|give|stay)\b",
                          re.I)
 # a part as the object of a verb of limiting, right before the bound: "keep the subject line
-# under 8 words"; and "it" after such an object: "make the title a pun and keep it under six
-# words"
-_KEPT = re.compile(r"\b(?:keep|limit|cap|hold|restrict)\s+(?P<np>(?:[\w'’-]+\s+){0,3}?[\w'’-]+)"
-                   r"\s+(?:(?:to|at)\s+)?$", re.I)
+# under 8 words", "make the intro two sentences long"; and "it" after such an object: "make
+# the title a pun and keep it under six words"
+_KEPT = re.compile(r"\b(?:keep|limit|cap|hold|restrict|make)\s+"
+                   r"(?P<np>(?:[\w'’-]+\s+){0,3}?[\w'’-]+)\s+(?:(?:to|at)\s+)?$", re.I)
 _IT_AFTER_PART = re.compile(
     rf"\b(?:make|write|give|keep|craft|have|put|set)\s+(?:the|your)\s+(?:[\w-]+\s+)?"
     rf"{_NAMED_PART}\b[^.;!?\n]{{0,60}}?\band\s+(?:\w+\s+)?it\s+(?:(?:to|at)\s+)?$", re.I)
@@ -308,14 +313,22 @@ def said_of_a_part(text: str, match: re.Match[str]) -> bool:
     # (the match may open with the modal: "... the lead paragraph shouldn't exceed 35 words")
     clause = clause_before(text, match.start())
     kept = _KEPT.search(clause)
-    if kept and _PART_NP.fullmatch(kept.group("np").strip()) or _IT_AFTER_PART.search(clause):
+    if kept and PART_NP.fullmatch(kept.group("np").strip()) or _IT_AFTER_PART.search(clause):
         return True
     subjects = [s for s in _SUBJECT.finditer(clause + match.group(0)) if s.start() < len(clause)]
-    if not subjects or not _PART_NP.fullmatch(subjects[-1].group("np").strip()) \
+    if not subjects or not PART_NP.fullmatch(subjects[-1].group("np").strip()) \
             or _NEW_CLAUSE.search(clause + match.group(0), subjects[-1].end()):
         return False
     return not (TOTAL.search(clause, subjects[-1].end()) or TOTAL.search(match.group(0))
                 or TOTAL.search(text, match.end(), match.end() + 12))
+
+
+# a part the response opens or closes with, its length before its name: "end with a
+# one-sentence summary", "open with a two-sentence hook"
+_AT_AN_EDGE = re.compile(r"\b(?:end|ending|finish|finishing|close|closing|conclude|concluding|"
+                         r"wrap\s+up|round\s+off|start|starting|begin|beginning|open|opening|"
+                         r"kick\s+off|lead\s+off)\s+(?:it\s+|things\s+)?(?:off\s+|up\s+)?with\s+"
+                         r"(?:a|an|one)\s+$", re.I)
 
 
 def of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> bool:
@@ -324,74 +337,11 @@ def of_a_part(text: str, match: re.Match[str], kind: str, several: bool) -> bool
     if kind not in PART_KINDS:
         return False
     line = _line_before(text, match.start())
-    if _after_label(line) or _in_named_paren(line) or _in_contents_item(text, match.end()):
+    if _after_label(line) or _in_named_paren(line) or _in_contents_item(text, match.end()) \
+            or _AT_AN_EDGE.search(text, max(0, match.start() - 40), match.start()):
         return True
     if _for_a_named_part(text, match) or _for_a_version(text, match) \
             or said_of_a_part(text, match):
         return True
     return several and kind in LENGTH_KINDS \
         and not TOTAL.search(clause_before(text, match.start()))
-
-
-# --- texts other than the response: the user's own, one the user gives, a part
-
-# the kinds of a phrase the text opens or closes with: a given text's ("这篇英文文章的结尾是
-# “See you”，帮我分析一下") is no requirement
-EDGE_KINDS = frozenset({"starts_with", "ends_with"})
-# a description of a text the user gives, with a task on it: "这份报告分为四个部分，请帮我检查语法
-# 错误", "My essay has 5 paragraphs; please proofread it"
-_GIVEN_TEXT = re.compile(
-    r"(?:^|[。！？；\n])\s*(?:这|该|此|我的|我有一?)(?:份|篇|个|本)?[\u4e00-\u9fff]{1,6}\s*$|\b(?:this|my|the|"
-    r"the\s+attached|the\s+following)\s+(?:\w+\s+)?(?:report|essay|text|article|document|draft|paper|"
-    r"story|letter|email|post)\s+(?:(?:has|contains|includes|consists\s+of|is\s+divided\s+into)"
-    r"\s+)?$",
-    re.I)
-_TASK_ON_GIVEN = re.compile(r"检查|修改|润色|校对|看看|分析|评价|改写|缩写|总结|概括|翻译|"
-                            r"\b(?:check|proofread|edit|fix|review|improve|critique|grade|rewrite|"
-                            r"shorten|summari[sz]e|translate)\b", re.I)
-
-
-def _about_a_given_text(text: str, match: re.Match[str]) -> bool:
-    """Whether a count describes a text the user gives and asks a task on."""
-    return bool(_GIVEN_TEXT.search(clause_before(text, match.start()))
-                and _TASK_ON_GIVEN.search(text))
-
-
-# a text the user has already written: "I wrote a 500-word essay; can you suggest a title?"
-_USERS_OWN = re.compile(r"\bI(?:\s+(?:just|already))?\s+(?:wrote|have\s+written|['’]ve\s+written|"
-                        r"drafted|finished|submitted|made|did|have|['’]ve\s+got)\s+(?:a|an|the|my|"
-                        r"this)\s+$|\bmy\s+$", re.I)
-# kinds whose "each" is each word, not each part: "the words 'north' and 'south' at least once
-# each"
-WORD_KINDS = frozenset({"keyword", "forbidden_word", "letter_frequency"})
-# kinds an "each" near them never makes one part's: each word, or a marker every field keeps
-# ("begin each field with its marker, [[ ## title ## ]] ...")
-EACH_FREE_KINDS = WORD_KINDS | {"field_marker", "xml_tag"}
-# words said to be in capitals are counted as such, not as the response's length: "more than
-# one word in all capital letters"
-_IN_CAPITALS = re.compile(r"\s+(?:(?:written|typed|set)\s+)?(?:in|with|using)\s+(?:all[\s-]+|"
-                          r"full[\s-]+|block\s+)?(?:caps\b|capital|upper[\s-]*case)", re.I)
-# kinds a part as the clause's subject keeps to itself: "The first line should be a hook in
-# all caps"
-PART_FORM_KINDS = frozenset({"keyword", "lowercase", "uppercase"})
-# a part after a word asked for: "the word 'mint' must appear in the second paragraph"
-_IN_A_PART = re.compile(r"\s+(?:in|within|inside)\s+(?P<np>(?:[\w'’-]+\s+){0,3}?[\w'’-]+)"
-                        r"(?=\s*(?:[,.;:!?)]|$|\s+(?:and|but|of|to)\b))", re.I)
-
-
-def not_the_responses(text: str, match: re.Match[str], kind: str, params: dict[str, Any]) -> bool:
-    """Whether the check a match gives is said of a text other than the response: the user's
-    own ("I wrote a 500-word essay"), one the user gives ("这份报告分为四个部分，请帮我检查"), a
-    part ("The first line should be a hook in all caps", "the word 'mint' must appear in the
-    second paragraph"); or no length at all ("3 words in all caps")."""
-    if kind in LENGTH_KINDS and _USERS_OWN.search(text, max(0, match.start() - 30),
-                                                  match.start()):
-        return True
-    if kind == "word_count" and _IN_CAPITALS.match(text, match.end()):
-        return True
-    if kind in PART_FORM_KINDS and said_of_a_part(text, match):
-        return True
-    part = _IN_A_PART.match(text, match.end()) if kind in WORD_KINDS else None
-    if part and _PART_NP.fullmatch(part.group("np")):
-        return True
-    return (kind in EDGE_KINDS or "relation" in params) and _about_a_given_text(text, match)

@@ -37,9 +37,10 @@ _I = re.I | re.S
 # is a misreading: the "in all capital letters" of "use words in all capital letters at least
 # 2 times" asks for capitalised words, not a response all in capitals
 PART_OF = {"uppercase": frozenset({"capital_word_count"})}
-_CAPS = (r"(?:capital(?:ized)?\s+letters|capitals|caps|upper[\s-]*case(?:\s+letters)?|"
+_CAPS = (r"(?:capital(?:ized)?\s+(?:letters|characters)|capitals|caps|upper[\s-]*case(?:\s+"
+         r"(?:letters|characters))?|"
          r"block\s+(?:capitals|letters))")
-_LOWER = r"(?:lower[\s-]*case(?:\s+letters)?|small\s+letters)"
+_LOWER = r"(?:lower[\s-]*case(?:\s+(?:letters|characters))?|small\s+letters)"
 # a case set against the other is a topic: "uppercase and lowercase letters"
 _NOT_CONTRASTED = r"(?!\s*(?:and|or|vs\.?|versus|/)\s+(?:\w+\s+)?(?:upper|lower|capital|small))"
 _ADVERBS = r"(?:(?:only|all|entirely|completely|fully|wholly|strictly|just|exclusively)\s+)*"
@@ -63,13 +64,26 @@ _WITHOUT = r"without(?:\s+using)?(?:\s+(?:any|a\s+single|one))?|not\s+(?:a\s+sin
 _REFUSED = (r"(?:do\s+not|don['’]?t|must\s+not|should\s+not|never|cannot|can['’]?t)\s+"
             r"(?:use|include|contain|have)")
 _ZH_WHOLE = r"(?:全部|全文|通篇|全|都|一律|只|仅|均|完全|统一)"
+# the whole named by its ends: "from start to finish" (not "throughout", which a count of
+# capitalised words says too: "two words in uppercase throughout")
+_END_TO_END = (r"from\s+(?:the\s+)?(?:start|beginning|first\s+word|top)\s+to\s+(?:the\s+)?"
+               r"(?:finish|end|last\s+word|bottom)\b")
+
+
+# after the case, a noun it qualifies: "brands that went with lowercase logos", "an
+# all-caps look" (a style named, not the response's case)
+_OF_A_THING = re.compile(r"\s+(?:logos?|brand(?:s|ing)?|names?|looks?|styles?|aesthetics?|"
+                         r"fonts?|typefaces?|trends?|usernames?|handles?|signs?|branding)\b",
+                         re.I)
 
 
 def _whole(kind: str) -> Build:
-    """The case of the whole response; not when the clause before names a part."""
+    """The case of the whole response; not when the clause before names a part, nor when the
+    case qualifies a thing."""
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         start = max(m.string.rfind(s, 0, m.start()) for s in ".,;:!?\n")
-        if _A_PART.search(m.string, start + 1, m.start()) or _FOR_A_PART.match(m.string, m.end()):
+        if _A_PART.search(m.string, start + 1, m.start()) or _FOR_A_PART.match(m.string, m.end()) \
+                or _OF_A_THING.match(m.string, m.end()):
             return []
         return [(kind, {})]
     return build
@@ -118,7 +132,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="lowercase", example="all lowercase", counter="all in lowercase"),
     Phrasing(
         rf"\b(?:no|zero|{_WITHOUT}|{_REFUSED}\s+(?:any\s+)?)\s*(?:capital\s+letters?|capitals|"
-        r"capitali[sz]ation|upper[\s-]*case\s+letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|"
+        r"caps(?!\s+lock)|capitali[sz]ation|upper[\s-]*case\s+letters?|capital\s+letter)\b|\b(?:do\s+not|don['’]?t|"
         r"never)\s+capitali[sz]e\s+(?:anything|any\s+(?:words?|letters?))\b", _whole("lowercase"),
         kind="lowercase", example="dont use any capital letters",
         counter="Don't use any lowercase letters."),
@@ -141,16 +155,16 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"\b(?:keep|make|have|set|put)\s+(?:all\s+(?:of\s+)?(?:the\s+)?(?:letters|words|text"
         rf"|characters)|"
         r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|everything|it\s+all|"
-        rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)"
-        rf"?{_LOWER}"
+        rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply|thing))\s+(?:in\s+)?"
+        rf"(?:all\s+)?{_LOWER}"
         rf"{_NOT_CONTRASTED}", _whole("lowercase"),
         kind="lowercase", example="Keep all letters lowercase.", counter="all lowercase"),
     Phrasing(
         rf"\b(?:keep|make|have|set|put)\s+(?:all\s+(?:the\s+)?(?:letters|words|text)|everything"
         rf"|it\s+all|"
         r"(?:every|each)\s+(?:single\s+)?(?:letter|word|character)|"
-        rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply))\s+(?:in\s+)?(?:all\s+)?"
-        rf"(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}",
+        rf"the\s+(?:whole\s+|entire\s+)?(?:text|response|answer|reply|thing))\s+(?:in\s+)?"
+        rf"(?:all\s+)?(?:caps|capitals|upper[\s-]*case|capital\s+letters){_NOT_CONTRASTED}",
         _whole("uppercase"),
         kind="uppercase", example="Put every word in uppercase.",
         counter="Put every word in lowercase."),
@@ -195,6 +209,15 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+caps|all\s+capitals|upper[\s-]*case(?:\s+only)?)\s*"
         r"(?=[.!;\n]|$)", _whole("uppercase"),
         kind="uppercase", example="uppercase", counter="all in uppercase"),
+    # the case said to hold from end to end: "needs to be uppercase from start to finish"
+    Phrasing(
+        rf"\b{_LOWER}\s+{_END_TO_END}", _whole("lowercase"),
+        kind="lowercase", example="The text you write must be lowercase from start to finish.",
+        counter="The text you write must be uppercase from start to finish."),
+    Phrasing(
+        rf"\b(?:all\s+)?{_CAPS}\s+{_END_TO_END}", _whole("uppercase"),
+        kind="uppercase", example="The text you write must be uppercase from start to finish.",
+        counter="The text you write must be lowercase from start to finish."),
     # all capitals
     Phrasing(
         rf"\b{_RESPONSE}\s+{_BE}{_ADVERBS}(?:all\s+)?(?:caps|capitals|upper[\s-]*case)"
@@ -209,7 +232,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="uppercase", example="Your entire answer should be in capital letters.",
         counter="Your entire response should be in English, capital letters only."),
     Phrasing(
-        rf"\b(?:write|writing|respond|answer|reply|type|shout)\s+(?:(?:it|everything|all\s+of\s+it"
+        rf"\b(?:write|writing|respond|answer|reply|type|shout|render(?:ed)?)\s+(?:(?:it|everything|all\s+of\s+it"
         rf"|the\s+"
         rf"whole\s+thing|your\s+(?:entire\s+|whole\s+)?(?:response|answer|reply))\s+)?{_ADVERBS}"
         rf"(?:in|using)\s+(?:all\s+)?{_CAPS}{_NOT_CONTRASTED}", _whole("uppercase"),

@@ -3,16 +3,17 @@ and mixed ones are `keywords_zh`'s): a verb of using and its words ("include the
 and c", "mention 'X' at least 3 times", "a toast that mentions 'fishing' at least once", "work
 the word 'X' into the story"), whose polarity a negation before the verb turns ("do not use
 the words bark, woof, or puppy", "you are not allowed to use ...", "without using the word
-..."); verbs that forbid by themselves ("avoid the words ...", "exclude ...", "no use of the
-word ..."); the word as a subject ("the word galaxy should appear at least 4 times", "the
-words 'x' and 'y' must not appear"); labelled lists ("Keywords: ...", "Banned words: ...").
+..."), unless it turns a strict bound ("don't use 'orange' more than twice": at most 2); verbs
+that forbid by themselves ("avoid the words ...", "exclude ...", "no use of the word ..."); the
+word as a subject ("the word galaxy should appear at least 4 times", "the words 'x' and 'y'
+must not appear"); labelled lists ("Keywords: ...", "Banned words: ...").
 
 Words are quoted, or bare after a noun that names them ("the words happy or sad"), each a
 keyword or forbidden word of its own. A word the request asks about ("write about the word
 'never'", "what does 'X' mean", "an essay on why some companies ban the word 'problem'"),
 quoted as an example, or that a character must avoid ("a game where players must avoid
 saying 'yes'") is no keyword; nor is a word asked of each part ("Every bullet must contain
-the word 'community'": `rubrics.checks.scope`)."""
+the word 'community'": `rubrics.checks.scope.other_texts`)."""
 
 from __future__ import annotations
 
@@ -38,13 +39,15 @@ from rubrics.checks.phrasings.shared import (
 )
 
 _I = re.I | re.S
-# words that end a bare list or cannot be a bare word: "the words happy or sad in the response"
+# words that end a bare list or cannot be a bare word: "the words happy or sad in the response",
+# "dont use the words blue or waves ok"
 _STOP = (r"(?:and|or|nor|in|into|to|at|on|of|for|from|with|within|throughout|anywhere|when|"
          r"while|as|the|a|an|your|my|this|that|these|those|response|answer|reply|text|times?|once|"
          r"twice|thrice|least|most|more|less|fewer|than|please|so|because|since|if|but|then|also|"
          r"again|even|any|all|each|every|exactly|no|not|is|are|be|should|must|will|can|may|"
          r"appear|appears|used|whatsoever|either|neither|only|etc|you|i|we|they|he|she|it|them|"
-         r"us|me|their|our|his|her|its|which|who|whose|following|like|such|about|more)")
+         r"us|me|their|our|his|her|its|which|who|whose|following|like|such|about|more|ok|okay|pls|"
+         r"plz|thanks|thx|lol)")
 _BARE_WORD = rf"(?!{_STOP}\b)[A-Za-z0-9][\w'’-]*"
 _BARE_ITEM = rf"{_BARE_WORD}(?:\s+{_BARE_WORD})?"
 # after a bare list: the end of the sentence or a word that cannot belong to the list
@@ -52,7 +55,7 @@ _BARE_END = (r"(?=\s*(?:[.,;:!?)\n。，；！？）]|$)|\s+(?:in|into|to|at|any
              rf"when|while|please|so|because|from|more|less|fewer|exactly|{EN_NUMBER}\b"
              rf"|{QUALIFIER_EN}|"
              r"once|twice|thrice|should|must|may|can|will|is|are|appears?|occurs?|shows?|be|"
-             r"anymore|at\s+all|whatsoever|ever)\b)")
+             r"anymore|at\s+all|whatsoever|ever|ok|okay|pls|plz|thanks|thx|lol)\b)")
 _BARE_LIST = (rf"{_BARE_ITEM}(?:(?:\s*,\s*(?:and\s+|or\s+|nor\s+)?|\s+(?:and|or|nor)\s+)"
               rf"{_BARE_ITEM}){{0,9}}{_BARE_END}")
 _BARE_ONE = rf"{_BARE_WORD}{_BARE_END}"
@@ -105,6 +108,10 @@ def _words_of(m: re.Match[str]) -> list[str]:
                                         bare) if w.strip()]
 
 
+# a strict bound a negation turns: "don't use it more than twice" is at most 2
+_TURNED = {"more than": "at most", "less than": "at least"}
+
+
 def _used(polarity: str) -> Build:
     """Each word must appear (as often as the request says, once if it says nothing), or must
     not; a negation before the verb turns "use" into "must not use"."""
@@ -116,10 +123,14 @@ def _used(polarity: str) -> Build:
         negated = polarity == "forbid" or polarity == "use" and bool(_NEGATED.search(clause)) \
             or bool(m.groupdict().get("neg"))
         words = _words_of(m)
-        if negated:
-            return [("forbidden_word", {"word": w}) for w in words]
         n = times(m) if "t" in m.groupdict() else None
         relation = times_relation(m) if n is not None else "at least"
+        if negated and n is not None and relation in _TURNED:
+            # "don't use 'orange' more than twice": a bound, not a ban
+            return [check for w in words for check in count("keyword", _TURNED[relation], n,
+                                                              word=w)]
+        if negated:
+            return [("forbidden_word", {"word": w}) for w in words]
         return [check for w in words for check in count("keyword", relation, n or 1, word=w)]
     return build
 
@@ -156,10 +167,12 @@ def _second_bound(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         "keyword", relation_of(m.group("q2")), to_int(m.group("n2")), word=w)]
 
 
-_TIMES = rf"(?:\s*,?\s+(?:in\s+(?:your|the)\s+\w+\s+)?{TIMES_EN})?"
+# (after the particle of "work the word 'X' in at least twice" too)
+_TIMES = rf"(?:\s*,?\s+(?:in\s+(?:your|the)\s+\w+\s+|in\s+)?{TIMES_EN})?"
 _APPEAR = (r"(?:appear(?:s|ing)?|occurs?|shows?\s+up|(?:be|is|are)\s+(?:used|included|mentioned|"
            r"present|repeated)|"
-           r"features?|comes?\s+up|(?:be|is|are)\s+in\s+(?:there|it|(?:your|the)\s+\w+))")
+           r"features?|comes?\s+up|crops?\s+up|pops?\s+up|turns?\s+up|(?:be|is|are)\s+in\s+"
+           r"(?:there|it|(?:your|the)\s+\w+))")
 _MODAL = r"(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|ought\s+to|will|shall|to|can|may)"
 # a bare word after "the" names a thing, not a word, when it is one of these
 _SOME = r"(?:same|other|different|following|word|words|phrase|term|name|letter|one)\b"
@@ -214,7 +227,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"|never)|"
         rf"mustn['’]?t|shouldn['’]?t|cannot|can['’]?t|won['’]?t|please\s+don['’]?t))\s+(?:ever\s+)?"
         rf"(?:use|say|write|mention|include|contain|feature|have)\s+(?:the\s+{_NOUN}\s*)?"
-        rf"(?P<words>{QUOTE_LIST})", _used("use"),
+        rf"(?P<words>{QUOTE_LIST})(?!\s*,?\s+(?:more|less|fewer)\s+than\b)", _used("use"),
         kind="forbidden_word", example='Do not use the word "car".', counter='use the word "blue"'),
     # keeping words out: "keep the word 'guarantee' out of it", "without the word 'very'",
     # "don't let the word 'basically' appear"
