@@ -1,11 +1,13 @@
-"""Answer quality on a real model: WritingBench queries answered directly, by the holistic
-baseline loop and by MRPO, each answer scored by a judge on the query's own WritingBench
-criteria; one JSON line.
+"""Answer quality on a real model: WritingBench queries answered directly and by the loop in
+each evaluation mode asked for (`auto`, the server's default; `checks`; the `holistic`
+baseline; `joint`, MRPO as the paper runs it), each answer scored by a judge on the query's own
+WritingBench criteria; one JSON line.
 
     python -m bench.quality --model /work/models/smollm2 --queries 3 --max-tokens 96 \\
         --max-rounds 1
     python -m bench.quality --upstream http://127.0.0.1:8080/v1 --model NAME --queries 10
     python -m bench.quality --model W --judge-model J     # a judge other than the writer
+    python -m bench.quality ... --methods direct,auto     # only these
 
 `--model` is a local Hugging Face folder (the local backend) unless `--upstream` is given,
 then it is the upstream's model name. The shortest English queries of the pack are used (a
@@ -16,7 +18,10 @@ checklists (and of bands the repair had to write from the dimension's descriptio
 the agent's were generic), pack fallbacks, degraded loops, rewrites the judge was asked again
 about (scored exactly like their parent), rounds, hidden calls and tokens, and latency (with
 seconds by stage on stderr; with `--out FILE` every answer's text too). Memory is off (a
-fresh bank remembers nothing in a few queries); the judge is not counted in the loop's figures.
+fresh bank remembers nothing in a few queries); the judge is not counted in the loop's
+figures. `auto` runs as the server runs it: the judge's probe first (its line is printed as
+`judge_probe`), the draft-relative budgets of the server's defaults, and the judge asked only
+when it passed the probe and a judged round fits the budget.
 """
 
 from __future__ import annotations
@@ -28,22 +33,26 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from app.openai.reflection import loop_options
+from app.openai.wire import ReflectionOptions
+from app.settings import ReflectionSettings
 from evals.judge import Judge
 from evals.queries import load_queries
 from generation.types import ChatParams
 from loops.answer import scaffolding
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
-from loops.options import LoopOptions
+from loops.judges.calibration import JudgeStatus
 from rubrics.cache import MemoryChecklistCache
 from rubrics.packs import PackLibrary
 from rubrics.repair import generic_band, level_band
 from store import Store
 
-METHODS = ("direct", "holistic", "mrpo")
+METHODS = ("direct", "auto", "checks", "holistic", "joint")
 
 
 async def open_backend(model: str, upstream: str | None, max_tokens: int) -> Any:
@@ -80,13 +89,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             provider = ChecklistProvider(judge_backend, judge_params, PackLibrary(),
                                          MemoryChecklistCache(), store.checklists,
                                          retries=args.retries)
+            status = None
+            if "auto" in args.methods:
+                # what `auto` asks before it calls the judge, probed as the server probes it
+                status = JudgeStatus(judge_backend, judge_params, judge_name)
+                print(json.dumps({"judge_probe": (await status.run()).line()}),
+                      file=sys.stderr, flush=True)
             loop = ReflectionLoop(writer, judge_backend, provider, judge_params=judge_params,
-                                  retries=args.retries)
+                                  retries=args.retries, judge_status=status)
             judge = Judge(judge_backend, score_params, attempts=1, concurrency=1)
-            rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
+            rows: dict[str, list[dict[str, Any]]] = {m: [] for m in args.methods}
             for q in queries:
                 messages = [{"role": "user", "content": q.query}]
-                for method in METHODS:
+                for method in args.methods:
                     row = await one(method, loop, writer, judge, q, messages, params, args)
                     rows[method].append(row)
                     print(json.dumps({"query": q.id, "method": method,
@@ -101,7 +116,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return {"model": writer_name, "judge": judge_name, "queries": len(queries),
             "max_tokens": args.max_tokens, "judge_max_tokens": args.judge_max_tokens,
             "max_rounds": args.max_rounds,
-            **{m: summary(rows[m]) for m in METHODS}}
+            **({"judge_probe": status.line()} if status is not None else {}),
+            **{m: summary(rows[m]) for m in args.methods}}
 
 
 async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: Any,
@@ -113,9 +129,10 @@ async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: A
         answer = completion.text
         row.update(calls=1, tokens=completion.usage.total_tokens)
     else:
-        options = LoopOptions(max_rounds=args.max_rounds, threshold=args.threshold,
-                              memory=False,
-                              evaluation="holistic" if method == "holistic" else "joint")
+        # as the server maps a request's `reflection` object (its default budgets included)
+        options = loop_options(ReflectionOptions(max_rounds=args.max_rounds,
+                                                 threshold=args.threshold, memory=False,
+                                                 evaluation=method), ReflectionSettings())
         trace = await loop.run(messages, params, options, namespace="bench")
         answer = trace.answer.text
         bands = [b.description for d in trace.checklist.dimensions for b in d.bands] \
@@ -127,6 +144,7 @@ async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: A
                    bands=len(bands), generic_bands=sum(generic_band(b) for b in bands),
                    repaired_bands=sum(level_band(b) for b in bands),
                    rejudged=sum(c.rejudged for c in trace.candidates),
+                   degradations=[d.line() for d in trace.degradations],
                    stage_seconds={k: round(v, 1) for k, v in trace.ledger.seconds.items()
                                   if v})
     row["seconds"] = round(time.monotonic() - started, 2)
@@ -158,7 +176,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                    repaired_band_share=round(sum(r["repaired_bands"] for r in rows) / bands, 4)
                    if bands else None,
                    rejudged=sum(r["rejudged"] for r in rows),
-                   rewrite_answers=sum(r["answer_kind"] != "draft" for r in rows))
+                   rewrite_answers=sum(r["answer_kind"] != "draft" for r in rows),
+                   stops=dict(Counter(r["stop"] for r in rows)))
     return out
 
 
@@ -177,10 +196,17 @@ def main() -> None:
     parser.add_argument("--max-rounds", type=int, default=1)
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--retries", type=int, default=1)
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help=f"comma-separated, in the order run (default: {','.join(METHODS)})")
     parser.add_argument("--out", type=Path,
                         help="append every answer (its text, score and loop figures) here as "
                              "JSON lines, to read what each method wrote")
     args = parser.parse_args()
+    args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = sorted(set(args.methods) - set(METHODS))
+    if unknown or not args.methods:
+        parser.exit(2, f"bench.quality: --methods takes {', '.join(METHODS)}; "
+                       f"got {', '.join(unknown) or 'none'}\n")
     if args.queries < 1 or args.max_tokens < 1 or args.max_rounds < 0:
         parser.exit(2, "bench.quality: --queries, --max-tokens must be >= 1, "
                        "--max-rounds >= 0\n")

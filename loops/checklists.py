@@ -102,10 +102,10 @@ class ChecklistProvider:
                     mode: str) -> Resolved:
         """The cached checklist, or a new one. Identical queries in flight at the same time
         (n > 1 loops of one request, or a burst of the same request) share one build."""
-        key = checklist_cache_key(query, writer_model, variant=f"{mode}:{self.n_min}-{self.n_max}")
-        cached = await self.cache.get(key)
+        key = self._key(query, writer_model, mode)
+        cached = await self.cached(query, writer_model, namespace, mode)
         if cached is not None:
-            return await self._stored(cached, "cache", namespace, key)
+            return cached
         pending = self._building.get(key)
         if pending is not None:
             shared = await asyncio.shield(pending)
@@ -122,6 +122,21 @@ class ChecklistProvider:
             raise
         finally:
             del self._building[key]
+
+    async def cached(self, query: Sequence[Message], writer_model: str, namespace: str,
+                     mode: str) -> Resolved | None:
+        """The checklist `build` would find in the cache, or None (it would be generated)."""
+        key = self._key(query, writer_model, mode)
+        cached = await self.cache.get(key)
+        return None if cached is None else await self._stored(cached, "cache", namespace, key)
+
+    def generic(self, query: Sequence[Message]) -> Checklist:
+        """The generic checklist in the request's language (the size a forecast takes for a
+        checklist not generated yet)."""
+        return self.packs.generic(detect_language(target_text(query)))
+
+    def _key(self, query: Sequence[Message], writer_model: str, mode: str) -> str:
+        return checklist_cache_key(query, writer_model, variant=f"{mode}:{self.n_min}-{self.n_max}")
 
     async def _generate(self, query: Sequence[Message], key: str, namespace: str,
                         mode: str) -> Resolved:
@@ -152,7 +167,7 @@ class ChecklistProvider:
 
     async def _fallback(self, query: Sequence[Message], key: str, namespace: str,
                         cause: Degradation) -> Resolved:
-        checklist = self.packs.generic(detect_language(target_text(query)))
+        checklist = self.generic(query)
         found = await asyncio.to_thread(prepass, target_text(query))
         checklist = checklist.model_copy(update={"checks": found})
         resolved = await self._stored(checklist, "pack", namespace, key)

@@ -28,7 +28,7 @@ from generation.types import ChatParams, Completion, Message
 from loops.answer import best as _best
 from loops.answer import finished, off_language, padded, scaffolding, unlooped
 from loops.checklists import ChecklistProvider, ChecklistSpec, Resolved
-from loops.degradation import Degradation, failed, with_outcome
+from loops.degradation import OVER_BUDGET, Degradation, failed, with_outcome
 from loops.judges.assess import Assessor
 from loops.judges.calibration import JudgeStatus
 from loops.judges.holistic import RESOLVED as HOLISTIC
@@ -38,8 +38,19 @@ from loops.options import LoopOptions
 from loops.prompting import Attempt, measured_change
 from loops.reflection import with_checks
 from loops.rewrite import UNCHANGED_NOTE, answer_anew, revision_request, rewrite, varied
-from loops.scoring import ANEW, RunState, Scorer, Stop, check_spent, round_form, time_limit
+from loops.scoring import (
+    ANEW,
+    RunState,
+    Scorer,
+    Stop,
+    check_reachable,
+    check_spent,
+    judged_over_budget,
+    round_form,
+    time_limit,
+)
 from loops.trace import Candidate, Emit, Ledger, LoopTrace
+from rubrics.agents import agent_instructions
 from rubrics.checks import conform
 from rubrics.topic import off_topic
 from store.records import new_id
@@ -102,11 +113,9 @@ class ReflectionLoop:
                 fixed, assessor = chosen or HOLISTIC, ChecksAssessor(())
                 options = replace(options, memory=False, max_rounds=0, evaluation="checks")
             else:
-                # a judged loop costs its checklist and judgements too: the absolute budgets
-                # bound it, as when `joint` is asked for
-                fixed, options = chosen, replace(options, evaluation="joint",
-                                                 token_budget_ratio=None,
-                                                 time_budget_ratio=None)
+                # judged: under `auto` within the budgets relative to the draft (its judge
+                # is asked only when a judged round's forecast fits), else as `joint` is
+                fixed, options = chosen, replace(options, evaluation="joint")
         if options.evaluation == "holistic":
             # The LLM-as-a-Judge baseline: one overall critique per text, no checklist, no memory.
             fixed = HOLISTIC
@@ -120,6 +129,9 @@ class ReflectionLoop:
         run = RunState(query, params.with_(n=1), options, assessor, emit, self.clock(), Ledger(),
                    candidates=[])
         resolved, y0, recalled, revising = await self._first_draft(run, fixed, namespace)
+        if isinstance(resolved, Degradation):
+            # no judged round fits the budget the draft left: the draft is the answer
+            resolved, unjudged = HOLISTIC, resolved
         if resolved.degradation is not None:
             run.degrade(resolved.degradation)
         # The judge never sees the checks (they are run in code), and a checklist without
@@ -132,7 +144,7 @@ class ReflectionLoop:
         first, evaluated = y0, False
         if unjudged is not None:
             run.degrade(unjudged)
-            stop, rounds = "unjudged", 0
+            stop, rounds = ("budget" if unjudged.cause == OVER_BUDGET else "unjudged"), 0
         else:
             if revising is not None:
                 first, evaluated = await self._apply_memory(run, revising, y0, experiences)
@@ -158,13 +170,17 @@ class ReflectionLoop:
                          degradations)
 
     async def _first_draft(self, run: RunState, fixed: Resolved | None, namespace: str,
-                           ) -> tuple[Resolved, Candidate, Any, asyncio.Future[Any] | None]:
+                           ) -> tuple[Resolved | Degradation, Candidate, Any,
+                                      asyncio.Future[Any] | None]:
         """Checklist, draft and memory recall, all concurrently; the memory rewrite of the
         draft starts as soon as the draft and the selection are in, while a checklist still
-        being generated goes on."""
+        being generated goes on. A judged loop under a relative budget builds its checklist
+        only after the draft, once a judged round's forecast fits what is left; when none
+        does, the Degradation that says so stands for the checklist."""
         t0 = self.clock()
         checklist_task = None
-        if fixed is None:
+        bounded = fixed is None and run.options.token_budget_ratio is not None
+        if fixed is None and not bounded:
             checklist_task = asyncio.ensure_future(self.checklists.build(
                 run.query, run.params.model or "", namespace, run.options.checklist_mode))
         recall_task = None
@@ -182,6 +198,14 @@ class ReflectionLoop:
             recalled = await self._recalled(run, recall_task, t0)
             if recalled is not None and recalled.selected:
                 revising = asyncio.ensure_future(self._revise(run, recalled, draft))
+            if bounded:
+                over = await self._over_budget(run, draft, namespace)
+                if over is not None:
+                    if revising is not None:
+                        revising.cancel()
+                    return over, draft, recalled, None
+                checklist_task = asyncio.ensure_future(self.checklists.build(
+                    run.query, run.params.model or "", namespace, run.options.checklist_mode))
             resolved = fixed or await self._checklist_in_time(run, checklist_task, namespace)  # type: ignore[arg-type]
         except BaseException:
             for task in (checklist_task, recall_task, revising):
@@ -191,6 +215,19 @@ class ReflectionLoop:
         if fixed is None:
             run.ledger.add("checklist", resolved.usage, resolved.calls, self.clock() - t0)
         return resolved, draft, recalled, revising
+
+    async def _over_budget(self, run: RunState, draft: Candidate,
+                           namespace: str) -> Degradation | None:
+        """Why no judged round fits the budget the draft left, or None when one does: the
+        checklist it would be judged on is the cached one, or one of the generic's size that
+        the agents would write."""
+        mode = run.options.checklist_mode
+        cached = await self.checklists.cached(run.query, run.params.model or "", namespace,
+                                              mode)
+        checklist = cached.checklist if cached is not None else self.checklists.generic(
+            run.query)
+        agents = () if cached is not None else agent_instructions(mode)
+        return judged_over_budget(run, draft.text, checklist, agents, self.judge_params)
 
     async def _checklist_in_time(self, run: RunState, task: asyncio.Future[Resolved],
                                  namespace: str) -> Resolved:
@@ -282,6 +319,7 @@ class ReflectionLoop:
                     if finished(_best(run.candidates or [], strict=strict), opts.threshold):
                         return "threshold", t - 1
                     check_spent(run)
+                    check_reachable(run, current)
                     parent = current
                     current = await self._round(run, t, current, history)
                     if current is None:

@@ -27,6 +27,7 @@ UNAVAILABLE = "unavailable"
 RATE_LIMITED = "rate_limited"
 BAD_GATEWAY = "bad_gateway"
 ERROR = "error"
+OVER_BUDGET = "over_budget"  # no judged round fits the budget the draft left
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,10 @@ ChecklistMode = Literal["three_agent", "fused"]
 # unchanged: the reviser gave the text back word for word, even when asked again, firmer;
 # unjudged: under `auto`, the request states no check code can run and the judge has not
 # shown it can judge, so the draft is the answer at its own cost
+# max_tokens: under `checks`, the text was cut at its completion limit and every check it
+# fails asks for more words than it has, which no rewrite under that limit can write
 STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded", "unchanged", "unjudged",
-                "no_gain")
+                "no_gain", "max_tokens")
 
 
 @dataclass(frozen=True, slots=True)

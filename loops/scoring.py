@@ -9,7 +9,9 @@ request and the current text and writes the text again: about twice the draft's 
 reviser's instructions on top. Under a relative budget a round starts only when its forecast
 fits what is left; when a revision does not fit but a new answer told the missed checks does
 (no draft in its prompt), the round asks anew; when neither fits, the loop stops at `budget`
-before spending. The absolute budgets are ceilings checked as spent."""
+before spending. A judged loop under a relative budget starts its checklist and its judge
+only when a judged round's forecast fits what the draft left; else the draft is the answer.
+The absolute budgets are ceilings checked as spent."""
 
 from __future__ import annotations
 
@@ -23,17 +25,29 @@ from typing import Any
 
 from generation.conversation import message_text, target_text
 from generation.errors import RedraftError
+from generation.structured import for_schema
 from generation.types import ChatParams, Message
 from loops.answer import looping, shrank
-from loops.degradation import Degradation, failed, invalid
-from loops.judges.assess import Assessment, Assessor, contrast_note, judged_alike, unsupported
+from loops.degradation import OVER_BUDGET, Degradation, failed, invalid
+from loops.judges.assess import (
+    Assessment,
+    Assessor,
+    assess_schema,
+    contrast_note,
+    judged_alike,
+    unsupported,
+)
 from loops.judges.holistic import HolisticAssessor
 from loops.judges.requirements import ChecksAssessor
 from loops.options import LoopOptions
+from loops.reflection import assess_messages
 from loops.rewrite import anew_messages, revision_messages
 from loops.trace import Candidate, Emit, Ledger
+from rubrics.budget import budgeted
 from rubrics.checklist import Checklist
 from rubrics.checks import Check, conform, run_checks
+from rubrics.checks.base import bounds
+from rubrics.checks.counts import count_cjk, count_words
 
 log = logging.getLogger("loops.controller")
 
@@ -194,13 +208,31 @@ def check_spent(run: RunState) -> None:
         raise Stop("budget")
 
 
+# the length kinds a rewrite under the draft's completion limit cannot lengthen past it
+_LENGTHS = {"word_count": count_words, "char_count": count_cjk}
+
+
+def check_reachable(run: RunState, current: Candidate) -> None:
+    """Stop at `max_tokens` when a round cannot pay under `checks`: `current` was cut at the
+    completion limit and every check it fails asks for more words or characters than it has,
+    which a rewrite under the same limit cannot write."""
+    if run.options.evaluation != "checks" or current.finish_reason != "length":
+        return
+    failed = [check for check, outcome in zip(run.checks, current.checks, strict=False)
+              if not outcome.passed]
+    if failed and all(check.kind in _LENGTHS and _LENGTHS[check.kind](current.text) < bounds(
+            check.params["relation"], int(check.params["n"]), check.params.get("upper"))[0]
+                      for check in failed):
+        raise Stop("max_tokens")
+
+
 def round_form(run: RunState, current: Candidate, request: str, k: int = 1) -> str:
     """How the next round's `k` rewrites of `current` are asked under a relative token budget:
     `REVISE` when revising fits what is left, `ANEW` when only a new answer told the missed
     checks fits; Stop at `budget` when neither does. Without a relative budget: `REVISE`."""
     if run.options.token_budget_ratio is None or not run.ledger.usage["draft"].total_tokens:
         return REVISE
-    left = (token_budget(run) or math.inf) - run.ledger.total.total_tokens
+    left = budget_left(run)
     writes = _completion_tokens(current, run.ledger)
     revising = _prompt_tokens(run, revision_messages(run.query, current.text, request),
                               current.text, writes)
@@ -210,6 +242,44 @@ def round_form(run: RunState, current: Candidate, request: str, k: int = 1) -> s
         if k * (_prompt_tokens(run, anew_messages(run.query, current.checks)) + writes) <= left:
             return ANEW
     raise Stop("budget")
+
+
+def judged_round_tokens(run: RunState, text: str, checklist: Checklist,
+                        agents: Sequence[str], judge_tokens: int) -> int:
+    """A judged round's tokens, forecast once the draft `text` is in and before any judge
+    call: the checklist's agent calls (`agents`, each one's instructions; none when the
+    checklist is cached), each reading the request and writing up to `judge_tokens`; the
+    draft's evaluation and its rewrite's, each the judge's prompt with `checklist` and the
+    text, answered in up to `judge_tokens`; and the rewrite, a revision of the draft."""
+    drafted = run.ledger.usage["draft"]
+    writes = drafted.completion_tokens
+    agent_calls = sum(drafted.prompt_tokens + math.ceil(len(a) / _INSTRUCTION_CHARS_PER_TOKEN)
+                      + judge_tokens for a in agents)
+    evaluation = _prompt_tokens(run, assess_messages(run.query, text, checklist), text,
+                                writes) + judge_tokens
+    revision = _prompt_tokens(run, revision_messages(run.query, text, ""), text, writes)
+    return agent_calls + 2 * evaluation + revision + writes
+
+
+def judged_over_budget(run: RunState, text: str, checklist: Checklist, agents: Sequence[str],
+                       judge_params: ChatParams) -> Degradation | None:
+    """Why a judged round does not fit what the draft `text` left of the budget (its
+    forecast, `judged_round_tokens`, the judge writing up to its evaluation schema's
+    budget), or None when it fits."""
+    judge_tokens = budgeted(for_schema(judge_params), assess_schema(checklist)).max_tokens
+    forecast = judged_round_tokens(run, text, checklist, agents, judge_tokens or 0)
+    left = budget_left(run)
+    if forecast <= left:
+        return None
+    return Degradation("evaluate", OVER_BUDGET, f"a judged round is forecast at {forecast} "
+                       f"tokens; the loop's budget leaves {left:.0f} "
+                       f"({run.options.token_budget_ratio:g}x the draft's)",
+                       "answered the draft")
+
+
+def budget_left(run: RunState) -> float:
+    """Tokens the loop may still spend (infinite without a token budget)."""
+    return (token_budget(run) or math.inf) - run.ledger.total.total_tokens
 
 
 def _completion_tokens(current: Candidate, ledger: Ledger) -> int:

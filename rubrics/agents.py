@@ -287,6 +287,18 @@ async def _fused(backend: Backend, params: ChatParams, task: _Task,
     return answer.value, answer.usage, answer.calls, error
 
 
+AGENT_CALLS: dict[str, tuple[str, ...]] = {
+    "three_agent": ("open_coding", "axial_coding", "selective_coding"),
+    "fused": ("fused_coding",),
+}
+
+
+def agent_instructions(mode: Mode) -> tuple[str, ...]:
+    """Each agent call's own instructions (system and task, placeholders left out), one per
+    call a checklist of `mode` takes: what a forecast of its cost adds to the request."""
+    return tuple(fixed_text("coder_system", name) for name in AGENT_CALLS[mode])
+
+
 async def build_checklist(backend: Backend, query_messages: Sequence[Message],
                           params: ChatParams, *, mode: Mode = "three_agent", n_min: int = 4,
                           n_max: int = 8, step: int = 2, retries: int = 2,

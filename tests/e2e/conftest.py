@@ -147,6 +147,11 @@ class Server:
             "REDRAFT_UPSTREAM_TIMEOUT": str(UPSTREAM_TIMEOUT),
             # a fake judge's replies are the tests' own: no probe takes them first
             "REDRAFT_REFLECTION_JUDGE_PROBE": "false",
+            # the judged loop's wiring is what these tests are about: no budget relative to a
+            # fake's one-line, millisecond draft stops it before its first judgement (that
+            # forecast is tested in tests/unit/test_loops_auto.py)
+            "REDRAFT_REFLECTION_TOKEN_BUDGET_RATIO": "0",
+            "REDRAFT_REFLECTION_TIME_BUDGET_RATIO": "0",
         })
         env.update({f"REDRAFT_{k.upper()}": v for k, v in settings.items()})
         self.log = data_dir / "server.log"

@@ -45,12 +45,16 @@ def test_each_method_is_scored_and_a_loop_says_which_text_it_answered(tmp_path) 
     rows = asyncio.run(go())
     assert rows["direct"]["answer"] == "A quatrain at dusk, take 0."
     assert rows["direct"]["calls"] == 1
-    for method in ("holistic", "mrpo"):
+    # under `auto` a judged round of a one-line draft does not fit six drafts' tokens
+    assert rows["auto"]["stop"] == "budget" and rows["auto"]["calls"] == 1
+    for method in ("auto", "checks", "holistic", "joint"):
         row = rows[method]
-        assert row["answer_kind"] in ("draft", "rewrite") and row["calls"] > 1
+        assert row["answer_kind"] in ("draft", "rewrite")
+        assert row["calls"] > 1 or method == "auto"
         assert (row["answer_kind"] == "draft") == (row["answer_round"] == 0)
         assert 0 <= row["score"] <= 1
         figures = summary([row])
         assert figures["rewrite_answers"] == int(row["answer_kind"] != "draft")
         assert figures["judged"] == 1 and figures["degraded"] == int(row["degraded"])
+        assert figures["stops"] == {row["stop"]: 1}
     json.dumps(rows)  # what --out writes

@@ -112,6 +112,40 @@ def test_a_proven_judge_judges_a_request_with_no_check() -> None:
     assert trace.stop_reason == "threshold" and trace.answer.score == 1.0
 
 
+def _proven_judge_loop(ratio: float) -> tuple[ReflectionLoop, ScriptedBackend, FixedProvider,
+                                               LoopOptions]:
+    writer = ScriptedBackend(["A kettle.", "A quiet kettle."], model="writer")
+    judge = knowing_judge()
+    status = JudgeStatus(judge, ChatParams(model="judge"), "judge")
+    asyncio.run(status.run())
+    judge._default = lambda m, p, s: judge_reply(m[-1]["content"], 10)
+    provider = FixedProvider(CHECKLIST)
+    loop = ReflectionLoop(writer, judge, provider, judge_params=ChatParams(model="judge"),
+                          judge_status=status)
+    return loop, writer, provider, LoopOptions(evaluation="auto", max_rounds=1, memory=False,
+                                               token_budget_ratio=ratio)
+
+
+def test_a_judged_round_that_would_not_fit_the_multiple_of_the_draft_is_not_started() -> None:
+    loop, writer, provider, options = _proven_judge_loop(6.0)
+    judge_calls = len(loop.judge.calls)
+    trace = asyncio.run(loop.run(BRIEF, ChatParams(), options, namespace="d"))
+    assert trace.stop_reason == "budget" and trace.rounds == 0
+    assert trace.answer.text == "A kettle."
+    # neither the checklist's agents nor the judge were asked: the draft's cost alone
+    assert provider.built == 0 and len(loop.judge.calls) == judge_calls
+    assert len(writer.calls) == 1 and trace.ledger.total == trace.ledger.usage["draft"]
+    [why] = trace.degradations
+    assert why.cause == "over_budget" and "forecast at" in why.detail and "6x" in why.detail
+
+
+def test_a_judged_round_that_fits_runs_with_its_checklist_built_after_the_draft() -> None:
+    loop, writer, provider, options = _proven_judge_loop(10_000.0)
+    trace = asyncio.run(loop.run(BRIEF, ChatParams(), options, namespace="d"))
+    assert provider.built == 1 and trace.stop_reason == "threshold"
+    assert trace.answer.score == 1.0 and not trace.degradations
+
+
 def test_no_round_starts_that_its_forecast_says_would_pass_the_multiple_of_the_draft() -> None:
     from tests.unit.test_loops_checks import Script
 

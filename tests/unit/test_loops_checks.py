@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -360,3 +361,40 @@ def test_a_rewrite_is_met_in_code_too_and_the_option_turns_it_off():
     off = Script([rewrite], {rewrite: 6}).run((LOWERCASE,), max_rounds=0, conform=False)
     assert off.answer.text == rewrite and off.answer.conformed == ()
     assert not off.answer.checks[0].passed
+
+
+class CutAtTheLimit(ScriptedBackend):
+    """A writer whose every answer was cut at its completion limit."""
+
+    async def chat(self, messages, params, schema=None):
+        done = await super().chat(messages, params, schema)
+        return replace(done, choices=tuple(replace(c, finish_reason="length")
+                                           for c in done.choices))
+
+
+def _ask(how: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Write a product brief for a tea kettle {how}"}]
+
+
+def _cut_script(texts: list[str]) -> Script:
+    script = Script(texts, {})
+    replies = iter(texts)
+    script.writer = CutAtTheLimit(default=lambda m, p, s: next(replies), model="writer")
+    return script
+
+
+def test_a_draft_cut_short_of_a_length_it_cannot_reach_is_not_rewritten():
+    # the draft filled its completion limit and still has fewer words than asked: a rewrite
+    # under the same limit cannot write more, so no round is spent
+    script = _cut_script([words(5, "a"), words(14, "b")])
+    trace = script.run((), query=_ask("in at least 12 words."), evaluation="checks",
+                       max_rounds=2, threshold=1.0)
+    assert trace.stop_reason == "max_tokens" and trace.rounds == 0
+    assert len(script.writer.calls) == 1
+
+
+def test_a_cut_draft_that_fails_another_check_is_still_rewritten():
+    script = _cut_script([words(5, "a"), words(14, "b") + " steam steam"])
+    trace = script.run((), query=_ask('in at least 12 words that uses the word "steam" twice.'),
+                       evaluation="checks", max_rounds=1, threshold=1.0)
+    assert trace.rounds == 1 and len(script.writer.calls) == 2

@@ -43,6 +43,12 @@ class FixedProvider:
         self.built += 1
         return Resolved(self.checklist, "generated", "built", Usage(10, 5), 1)
 
+    async def cached(self, query, model, namespace, mode) -> Resolved | None:
+        return None
+
+    def generic(self, query) -> Checklist:
+        return self.checklist
+
 
 def answer_of(prompt: str) -> str:
     return re.search(r"<response>\n(.*?)\n</response>", prompt, re.DOTALL).group(1)
