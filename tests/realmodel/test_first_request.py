@@ -47,6 +47,7 @@ def test_the_readme_curl_on_every_default(converted, tmp_path) -> None:
     assert text.strip() and not looping(text)
     assert seconds < 60
     # the word count is measured in code: no judge call, at most one revision (a round that
-    # moves nothing is not followed)
-    assert reply["reflection"]["usage"]["evaluate"]["calls"] == 0
-    assert reply["usage"]["total_tokens"] <= 3.5 * direct["usage"]["total_tokens"]
+    # moves nothing is not followed), within the token budget of 6 drafts
+    usage = reply["reflection"]["usage"]
+    assert usage["evaluate"]["calls"] == 0 and usage["rewrite"]["calls"] <= 1
+    assert reply["usage"]["total_tokens"] <= 6 * direct["usage"]["total_tokens"]

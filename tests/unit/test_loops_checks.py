@@ -398,3 +398,16 @@ def test_a_cut_draft_that_fails_another_check_is_still_rewritten():
     trace = script.run((), query=_ask('in at least 12 words that uses the word "steam" twice.'),
                        evaluation="checks", max_rounds=1, threshold=1.0)
     assert trace.rounds == 1 and len(script.writer.calls) == 2
+
+
+def test_a_length_the_completion_limit_cannot_hold_is_not_asked_of_a_rewrite():
+    # not cut, but written at a rate that fills 20 tokens long before 60 words
+    for limit, rounds in ((20, 0), (None, 1)):
+        writer = ScriptedBackend([words(5, "a"), words(64, "b")], model="writer")
+        loop = ReflectionLoop(writer, ScriptedBackend(model="judge"),
+                              FixedProvider(CHECKLIST), judge_params=ChatParams(model="judge"))
+        trace = asyncio.run(loop.run(_ask("in at least 60 words."), ChatParams(max_tokens=limit),
+                                     LoopOptions(memory=False, evaluation="checks",
+                                                 max_rounds=1, threshold=1.0), namespace="d"))
+        assert trace.rounds == rounds and len(writer.calls) == 1 + rounds
+        assert trace.stop_reason == ("max_tokens" if limit else "threshold")
