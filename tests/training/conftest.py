@@ -103,7 +103,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory,
             mp.delenv(key, raising=False)
         settings = load_settings(
             data={"dir": data_dir}, model="fake-model", upstream={"url": base_url},
-            api={"keys": f"team-a:{API_KEY},team-b:{OTHER_KEY}"}, memory={"enabled": False})
+            api={"keys": f"team-a:{API_KEY},team-b:{OTHER_KEY}"}, memory={"enabled": False},
+            # judged loops to record: no budget relative to the fake's one-line draft
+            reflection={"token_budget_ratio": 0, "time_budget_ratio": 0})
         with TestClient(create_app(settings)) as client:
             answers = [_ask(client, p) for p in PROMPTS]
             answers.append(_ask(client, PROMPTS[0]))
