@@ -103,9 +103,9 @@ class ChecklistProvider:
         """The cached checklist, or a new one. Identical queries in flight at the same time
         (n > 1 loops of one request, or a burst of the same request) share one build."""
         key = self._key(query, writer_model, mode)
-        cached = await self.cached(query, writer_model, namespace, mode)
+        cached = await self.cache.get(key)
         if cached is not None:
-            return cached
+            return await self._stored(cached, "cache", namespace, key)
         pending = self._building.get(key)
         if pending is not None:
             shared = await asyncio.shield(pending)
@@ -123,12 +123,11 @@ class ChecklistProvider:
         finally:
             del self._building[key]
 
-    async def cached(self, query: Sequence[Message], writer_model: str, namespace: str,
-                     mode: str) -> Resolved | None:
-        """The checklist `build` would find in the cache, or None (it would be generated)."""
-        key = self._key(query, writer_model, mode)
-        cached = await self.cache.get(key)
-        return None if cached is None else await self._stored(cached, "cache", namespace, key)
+    async def cached(self, query: Sequence[Message], writer_model: str,
+                     mode: str) -> Checklist | None:
+        """The checklist `build` would find in the cache, or None (it would be generated);
+        a look only: nothing is stored."""
+        return await self.cache.get(self._key(query, writer_model, mode))
 
     def generic(self, query: Sequence[Message]) -> Checklist:
         """The generic checklist in the request's language (the size a forecast takes for a

@@ -199,7 +199,7 @@ class ReflectionLoop:
             if recalled is not None and recalled.selected:
                 revising = asyncio.ensure_future(self._revise(run, recalled, draft))
             if bounded:
-                over = await self._over_budget(run, draft, namespace)
+                over = await self._over_budget(run, draft)
                 if over is not None:
                     if revising is not None:
                         revising.cancel()
@@ -216,16 +216,13 @@ class ReflectionLoop:
             run.ledger.add("checklist", resolved.usage, resolved.calls, self.clock() - t0)
         return resolved, draft, recalled, revising
 
-    async def _over_budget(self, run: RunState, draft: Candidate,
-                           namespace: str) -> Degradation | None:
+    async def _over_budget(self, run: RunState, draft: Candidate) -> Degradation | None:
         """Why no judged round fits the budget the draft left, or None when one does: the
         checklist it would be judged on is the cached one, or one of the generic's size that
         the agents would write."""
         mode = run.options.checklist_mode
-        cached = await self.checklists.cached(run.query, run.params.model or "", namespace,
-                                              mode)
-        checklist = cached.checklist if cached is not None else self.checklists.generic(
-            run.query)
+        cached = await self.checklists.cached(run.query, run.params.model or "", mode)
+        checklist = cached if cached is not None else self.checklists.generic(run.query)
         agents = () if cached is not None else agent_instructions(mode)
         return judged_over_budget(run, draft.text, checklist, agents, self.judge_params)
 

@@ -43,7 +43,7 @@ class FixedProvider:
         self.built += 1
         return Resolved(self.checklist, "generated", "built", Usage(10, 5), 1)
 
-    async def cached(self, query, model, namespace, mode) -> Resolved | None:
+    async def cached(self, query, model, mode) -> Checklist | None:
         return None
 
     def generic(self, query) -> Checklist:
