@@ -26,6 +26,8 @@ from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.judges.calibration import JudgeStatus
 from loops.memory_step import MemoryStep
+from loops.probes.reviser import ReviserStatus
+from loops.probes.status import ProbeStatus
 from memory.bank import MemoryBank
 from rubrics.cache import ChecklistCache, MemoryChecklistCache, RedisChecklistCache
 from rubrics.packs import PackLibrary
@@ -62,6 +64,7 @@ class Services:
     response_writer: ResponseWriter
     responses: ResponsesService
     judge_status: JudgeStatus | None = None
+    reviser_status: ReviserStatus | None = None
     probing: asyncio.Task[Any] | None = None
 
 
@@ -125,8 +128,13 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
     if reflection.judge_probe:
         judge_status = JudgeStatus(judge, judge_params, judge_params.model or "",
                                    settings.data.dir / "judge_probe.json")
+    reviser_status = None
+    if reflection.reviser_probe:
+        reviser_status = ReviserStatus(backend, ChatParams(model=settings.model), settings.model,
+                                       settings.data.dir / "reviser_probe.json")
     loop = ReflectionLoop(backend, judge, provider, judge_params=judge_params, memory=step,
-                          retries=reflection.retries, judge_status=judge_status)
+                          retries=reflection.retries, judge_status=judge_status,
+                          reviser_status=reviser_status)
     admin = settings.admin.key.get_secret_value() if settings.admin.key else None
     loop_service = LoopService(backend, metrics, settings.model, loop=loop, recorder=recorder,
                                defaults=reflection, backend_name=settings.resolved_backend,
@@ -156,20 +164,32 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
         responses=ResponsesService(loop_service, StoredResponses(stored_responses,
                                                                  response_writer, metrics)),
         judge_status=judge_status,
-        probing=_probe(judge_status),
+        reviser_status=reviser_status,
+        probing=_probe(judge_status, reviser_status),
     )
 
 
-def _probe(status: JudgeStatus | None) -> asyncio.Task[Any] | None:
-    """The judge's probe, in the background (requests are served meanwhile; until it ends,
-    `auto` gives the judge no calls); a result kept from an earlier start needs none."""
-    if status is None:
+def _probe(*statuses: ProbeStatus[Any] | None) -> asyncio.Task[Any] | None:
+    """The probes, one after another, in the background (requests are served meanwhile;
+    until the judge's ends `auto` gives the judge no calls, until the reviser's it asks the
+    writer for no revision); a result kept from an earlier start needs none. One at a time:
+    on the local engine, two probes decoding side by side slowed each other several-fold."""
+    pending = []
+    for status in statuses:
+        if status is None:
+            continue
+        if status.result is not None:
+            log.info("%s (kept from an earlier probe)", status.line())
+        else:
+            log.info("probing the %s %s in the background", status.role, status.model)
+            pending.append(status)
+    if not pending:
         return None
-    if status.result is not None:
-        log.info("%s (kept from an earlier probe)", status.line())
-        return None
-    log.info("probing the judge %s in the background", status.model)
-    return asyncio.ensure_future(status.run())
+
+    async def run() -> None:
+        for status in pending:
+            await status.run()
+    return asyncio.ensure_future(run())
 
 
 def _cache(settings: Settings, redis: Any, metrics: Metrics) -> ChecklistCache:

@@ -126,8 +126,9 @@ class ReflectionSettings(BaseModel):
     threshold: float = Field(0.9, ge=0, le=1)
     candidates: int = Field(1, ge=1, le=8)
     evaluation: Literal["auto", "joint", "per_dimension", "holistic", "checks"] = Field(
-        "auto", description="auto: the request's own checks in code when it states any, else "
-        "the checklist judge once its probe showed it can judge, else the draft; joint / "
+        "auto", description="auto: the request's own checks in code when it states any (revised "
+        "once the writer's probe showed it can revise), else the checklist judge once its "
+        "probe showed it can judge, else the draft; joint / "
         "per_dimension: the checklist judge; holistic: one overall critique; checks: the "
         "request's own checks in code, no judge (a request stating none is judged jointly)")
     memory: bool = True
@@ -146,6 +147,9 @@ class ReflectionSettings(BaseModel):
     judge_probe: bool = Field(True, description="probe the judge once per model (pairs whose "
                               "better text is known); under auto an unproven judge gets no "
                               "calls")
+    reviser_probe: bool = Field(True, description="probe the writer once per model as a reviser "
+                                "(drafts that miss one check in a known way); under auto an "
+                                "unproven reviser is asked for no revision")
     retries: int = Field(2, ge=0, le=5, description="retries of an invalid agent/judge answer")
     cache_size: int = Field(1024, ge=1, description="in-process checklist cache entries")
     cache_ttl: int = Field(7 * 24 * 3600, ge=1, description="Redis checklist cache TTL, seconds")

@@ -47,6 +47,7 @@ from generation.types import ChatParams
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.options import LoopOptions
+from loops.probes.reviser import ReviserStatus
 from rubrics.cache import MemoryChecklistCache
 from rubrics.checks import Check, conform, run_checks
 from rubrics.checks.prepass import prepass
@@ -175,10 +176,11 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _loop(writer: Any, judge: Any, judge_params: ChatParams, store: Store,
-          retries: int) -> ReflectionLoop:
+          retries: int, reviser: ReviserStatus | None = None) -> ReflectionLoop:
     provider = ChecklistProvider(judge, judge_params, PackLibrary(), MemoryChecklistCache(),
                                  store.checklists, retries=retries)
-    return ReflectionLoop(writer, judge, provider, judge_params=judge_params, retries=retries)
+    return ReflectionLoop(writer, judge, provider, judge_params=judge_params, retries=retries,
+                          reviser_status=reviser)
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -202,12 +204,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                           token_budget_ratio=ratio if auto else None,
                           time_budget_ratio=None)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
+    reviser: ReviserStatus | None = None
     out = args.out.open("a", encoding="utf-8") if args.out else None
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
         try:
             writer = Replayed(writer)
-            loop = _loop(writer, writer, judge_params, store, args.retries)
+            if auto:
+                # as the server runs `auto`: a revision only once the writer passed its probe
+                reviser = ReviserStatus(writer, params, name)
+                print(json.dumps({"reviser_probe": (await reviser.run()).line()}),
+                      file=sys.stderr, flush=True)
+            loop = _loop(writer, writer, judge_params, store, args.retries, reviser)
             for item in rows_in:
                 wanted = labels(item)
                 messages = [{"role": "user", "content": item["query"]}]
@@ -237,6 +245,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "threshold": args.threshold, "candidates": args.candidates,
             "checklist_mode": args.checklist_mode,
             "evaluation": args.evaluation, "conform": not args.no_conform,
+            **({"reviser_probe": reviser.line()} if reviser is not None else {}),
             **{m: summary(rows[m]) for m in METHODS if rows[m]}}
 
 

@@ -19,9 +19,10 @@ the agent's were generic), pack fallbacks, degraded loops, rewrites the judge wa
 about (scored exactly like their parent), rounds, hidden calls and tokens, and latency (with
 seconds by stage on stderr; with `--out FILE` every answer's text too). Memory is off (a
 fresh bank remembers nothing in a few queries); the judge is not counted in the loop's
-figures. `auto` runs as the server runs it: the judge's probe first (its line is printed as
-`judge_probe`), the draft-relative budgets of the server's defaults, and the judge asked only
-when it passed the probe and a judged round fits the budget.
+figures. `auto` runs as the server runs it: the judge's and the reviser's probes first (their
+lines are printed as `judge_probe` and `reviser_probe`), the draft-relative budgets of the
+server's defaults, the judge asked only when it passed its probe and a judged round fits the
+budget, and a revision of a text scored in code only when the writer passed its probe.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from loops.answer import scaffolding
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.judges.calibration import JudgeStatus
+from loops.probes.reviser import ReviserStatus
 from rubrics.cache import MemoryChecklistCache
 from rubrics.packs import PackLibrary
 from rubrics.repair import generic_band, level_band
@@ -89,14 +91,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             provider = ChecklistProvider(judge_backend, judge_params, PackLibrary(),
                                          MemoryChecklistCache(), store.checklists,
                                          retries=args.retries)
-            status = None
+            status = reviser = None
             if "auto" in args.methods:
-                # what `auto` asks before it calls the judge, probed as the server probes it
+                # what `auto` asks before it calls the judge or asks for a revision, probed as
+                # the server probes it
                 status = JudgeStatus(judge_backend, judge_params, judge_name)
                 print(json.dumps({"judge_probe": (await status.run()).line()}),
                       file=sys.stderr, flush=True)
+                reviser = ReviserStatus(writer, params, writer_name)
+                print(json.dumps({"reviser_probe": (await reviser.run()).line()}),
+                      file=sys.stderr, flush=True)
             loop = ReflectionLoop(writer, judge_backend, provider, judge_params=judge_params,
-                                  retries=args.retries, judge_status=status)
+                                  retries=args.retries, judge_status=status,
+                                  reviser_status=reviser)
             judge = Judge(judge_backend, score_params, attempts=1, concurrency=1)
             rows: dict[str, list[dict[str, Any]]] = {m: [] for m in args.methods}
             for q in queries:
@@ -117,6 +124,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "max_tokens": args.max_tokens, "judge_max_tokens": args.judge_max_tokens,
             "max_rounds": args.max_rounds,
             **({"judge_probe": status.line()} if status is not None else {}),
+            **({"reviser_probe": reviser.line()} if reviser is not None else {}),
             **{m: summary(rows[m]) for m in args.methods}}
 
 

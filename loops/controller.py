@@ -35,6 +35,7 @@ from loops.judges.holistic import RESOLVED as HOLISTIC
 from loops.judges.holistic import HolisticAssessor
 from loops.judges.requirements import ChecksAssessor, resolved_for, stated_checks
 from loops.options import LoopOptions
+from loops.probes.reviser import ReviserStatus
 from loops.prompting import Attempt, measured_change
 from loops.reflection import with_checks
 from loops.rewrite import UNCHANGED_NOTE, answer_anew, revision_request, rewrite, varied
@@ -72,11 +73,15 @@ class ReflectionLoop:
     def __init__(self, writer: Backend, judge: Backend, checklists: ChecklistProvider, *,
                  judge_params: ChatParams, memory: MemoryStep | None = None,
                  clock: Callable[[], float] = time.monotonic, retries: int = 2,
-                 judge_status: JudgeStatus | None = None) -> None:
+                 judge_status: JudgeStatus | None = None,
+                 reviser_status: ReviserStatus | None = None) -> None:
         self.writer = writer
         self.judge = judge
         # what `auto` asks before it calls the judge; None: the judge is taken as usable
         self.judge_status = judge_status
+        # what `auto` asks before it asks the writer for a revision of a text scored in code;
+        # None: the writer is taken as a usable reviser
+        self.reviser_status = reviser_status
         self.checklists = checklists
         self.judge_params = judge_params
         self.memory = memory
@@ -90,7 +95,9 @@ class ReflectionLoop:
         assessor: Assessor | HolisticAssessor | ChecksAssessor
         fixed: Resolved | None = None
         unjudged: Degradation | None = None
+        unrevised: Degradation | None = None
         judge_ok = self.judge_status is None or self.judge_status.usable
+        reviser_ok = self.reviser_status is None or self.reviser_status.usable
         if options.evaluation == "auto" and spec is not None and judge_ok:
             # a request that chose its checklist asks for its dimensions to be judged
             options = replace(options, evaluation="joint", token_budget_ratio=None,
@@ -104,6 +111,13 @@ class ReflectionLoop:
             stated = stated or await asyncio.to_thread(stated_checks, query)
             if stated:
                 fixed, assessor = resolved_for(stated, chosen), ChecksAssessor(stated)
+                if options.evaluation == "auto" and not reviser_ok:
+                    # a writer that has not shown it can revise is asked for no revision:
+                    # the draft with the exact changes made in code is the answer
+                    unrevised = Degradation(
+                        "rewrite", "reviser_unusable", self.reviser_status.line(),  # type: ignore[union-attr]
+                        "answered the draft, with the exact changes made in code")
+                    options = replace(options, max_rounds=0)
                 options = replace(options, memory=False, evaluation="checks")
             elif options.evaluation == "auto" and not judge_ok:
                 unjudged = Degradation("evaluate", "judge_unusable", self.judge_status.line(),
@@ -149,6 +163,10 @@ class ReflectionLoop:
             if revising is not None:
                 first, evaluated = await self._apply_memory(run, revising, y0, experiences)
             stop, rounds = await self._rounds(run, first, evaluated)
+            if unrevised is not None and stop == "max_rounds":
+                # the draft misses a check and no revision was asked
+                run.degrade(unrevised)
+                stop = "unrevised"
         if not run.candidates:
             run.candidates = [y0]
         strict = options.evaluation == "checks"

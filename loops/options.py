@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 # holistic: loops.judges.holistic; checks: the request's checks alone, no judge
-# (loops.judges.requirements); auto: the request's checks when it states any, else the judge
-# once its probe has shown it can judge (loops.judges.calibration), else the draft
+# (loops.judges.requirements); auto: the request's checks when it states any (revised only by
+# a writer whose probe has shown it can revise: loops.probes.reviser), else the judge once its
+# probe has shown it can judge (loops.judges.calibration), else the draft
 EvaluationMode = Literal["auto", "joint", "per_dimension", "holistic", "checks"]
 ChecklistMode = Literal["three_agent", "fused"]
 # unchanged: the reviser gave the text back word for word, even when asked again, firmer;
@@ -15,8 +16,11 @@ ChecklistMode = Literal["three_agent", "fused"]
 # shown it can judge, so the draft is the answer at its own cost
 # max_tokens: under `checks`, the text was cut at its completion limit and every check it
 # fails asks for more words than it has, which no rewrite under that limit can write
+# unrevised: under `auto`, the draft misses a check the request states and the writer has not
+# shown it can revise, so the draft with the exact changes made in code is the answer at the
+# draft's cost
 STOP_REASONS = ("threshold", "max_rounds", "budget", "degraded", "unchanged", "unjudged",
-                "no_gain", "max_tokens")
+                "no_gain", "max_tokens", "unrevised")
 
 
 @dataclass(frozen=True, slots=True)

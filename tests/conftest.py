@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-# The judge's probe (loops.judges.calibration) would take the first replies a scripted or fake
-# judge was given; tests that are about the probe turn it back on.
+# The judge's probe (loops.judges.calibration) and the reviser's (loops.probes.reviser) would
+# take the first replies a scripted or fake model was given; tests that are about a probe turn
+# it back on.
 os.environ.setdefault("REDRAFT_REFLECTION_JUDGE_PROBE", "false")
+os.environ.setdefault("REDRAFT_REFLECTION_REVISER_PROBE", "false")
 
 POSTGRES_URL = os.environ.get("REDRAFT_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("REDRAFT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

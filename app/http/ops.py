@@ -41,6 +41,8 @@ async def ready(request: Request) -> Response:
                             "checks": {"database": db_ok, "upstream": upstream_ok}}
     if services.judge_status is not None:  # whether `auto` calls the judge, and why
         body["judge"] = services.judge_status.as_dict()
+    if services.reviser_status is not None:  # whether `auto` asks for revisions, and why
+        body["reviser"] = services.reviser_status.as_dict()
     return JSONResponse(body, status_code=200 if ok else 503)
 
 

@@ -48,8 +48,9 @@ def redraft_process(upstream: str, data_dir: str, command: str = "",
                 if inherit_settings or not k.startswith("REDRAFT_")}
     full_env = {**base_env, "REDRAFT_UPSTREAM_URL": upstream, "REDRAFT_DATA_DIR": data_dir,
                 "REDRAFT_LOG_LEVEL": "WARNING", "REDRAFT_MODEL": "fake-model",
-                # a fake judge would pass or fail the probe by its script, not its skill
-                "REDRAFT_REFLECTION_JUDGE_PROBE": "false", **(env or {})}
+                # a fake judge or writer would pass or fail a probe by its script, not its skill
+                "REDRAFT_REFLECTION_JUDGE_PROBE": "false",
+                "REDRAFT_REFLECTION_REVISER_PROBE": "false", **(env or {})}
     with open(log_path or Path(data_dir) / "redraft.log", "wb") as errors:
         proc = subprocess.Popen([*argv, "serve", "--port", str(port)],
                                 cwd=REPO, env=full_env, stdout=subprocess.DEVNULL, stderr=errors)

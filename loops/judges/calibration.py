@@ -13,21 +13,18 @@ needed a judge.
 
 from __future__ import annotations
 
-import json
-import logging
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from generation.base import Backend
 from generation.errors import RedraftError
 from generation.structured import AnswerModel, ask, for_schema
 from generation.types import ChatParams
+from loops.probes.status import ProbeStatus, verdict
 from loops.prompting import template
-
-log = logging.getLogger(__name__)
 
 PROBE_VERSION = 1
 PASS_SHARE = 0.8
@@ -108,12 +105,12 @@ class Calibration:
     def usable(self) -> bool:
         return not self.error and self.ordered >= PASS_SHARE * self.pairs
 
+    def figures(self) -> dict[str, int]:
+        return {"ordered": self.ordered, "pairs": self.pairs}
+
     def line(self) -> str:
-        if self.error:
-            return f"judge {self.model}: not used — its probe failed ({self.error})"
-        verdict = "used" if self.usable else "not used"
-        return (f"judge {self.model}: {verdict} — it ordered {self.ordered} of {self.pairs} "
-                f"known pairs (needs {PASS_SHARE:.0%})")
+        return verdict("judge", self.model, self.error, self.usable,
+                       f"ordered {self.ordered} of {self.pairs} known pairs", PASS_SHARE)
 
 
 async def calibrate(judge: Backend, params: ChatParams, model: str) -> Calibration:
@@ -135,7 +132,7 @@ async def calibrate(judge: Backend, params: ChatParams, model: str) -> Calibrati
     return Calibration(model, ordered, len(pairs), tokens, time.monotonic() - started)
 
 
-class JudgeStatus:
+class JudgeStatus(ProbeStatus[Calibration]):
     """The judge's probe result, once known: kept in `path` so that each judge model is
     probed once; `None` until the probe has run."""
 
@@ -143,54 +140,5 @@ class JudgeStatus:
                  path: Path | None = None) -> None:
         self.judge = judge
         self.params = params
-        self.model = model
-        self.path = path
-        self.result: Calibration | None = self._stored()
-
-    @property
-    def usable(self) -> bool:
-        return self.result is not None and self.result.usable
-
-    def line(self) -> str:
-        if self.result is None:
-            return f"judge {self.model}: not used yet — its probe has not finished"
-        return self.result.line()
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": self.model, "usable": self.usable, "summary": self.line()}
-        if self.result is not None:
-            out.update(ordered=self.result.ordered, pairs=self.result.pairs,
-                       tokens=self.result.tokens, seconds=round(self.result.seconds, 2))
-        return out
-
-    async def run(self) -> Calibration:
-        """Probe now unless a result for this model is kept."""
-        if self.result is None:
-            self.result = await calibrate(self.judge, self.params, self.model)
-            log.info("%s (%d tokens, %.1f s)", self.result.line(), self.result.tokens,
-                     self.result.seconds)
-            if not self.result.error:
-                self._keep(self.result)
-        return self.result
-
-    def _stored(self) -> Calibration | None:
-        if self.path is None or not self.path.exists():
-            return None
-        try:
-            kept = json.loads(self.path.read_text("utf-8")).get(self.model)
-            found = Calibration(**kept) if isinstance(kept, dict) else None
-        except (OSError, ValueError, TypeError):
-            return None
-        return found if found is not None and found.version == PROBE_VERSION else None
-
-    def _keep(self, result: Calibration) -> None:
-        if self.path is None:
-            return
-        try:
-            kept = json.loads(self.path.read_text("utf-8")) if self.path.exists() else {}
-        except (OSError, ValueError):
-            kept = {}
-        kept[self.model] = asdict(result)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(kept, indent=1), "utf-8")
-        tmp.replace(self.path)
+        super().__init__("judge", model, Calibration, lambda: calibrate(judge, params, model),
+                         PROBE_VERSION, path)

@@ -145,8 +145,9 @@ class Server:
             "REDRAFT_UPSTREAM_RETRIES": str(UPSTREAM_RETRIES),
             "REDRAFT_UPSTREAM_BACKOFF": "0.01",
             "REDRAFT_UPSTREAM_TIMEOUT": str(UPSTREAM_TIMEOUT),
-            # a fake judge's replies are the tests' own: no probe takes them first
+            # a fake judge's and writer's replies are the tests' own: no probe takes them first
             "REDRAFT_REFLECTION_JUDGE_PROBE": "false",
+            "REDRAFT_REFLECTION_REVISER_PROBE": "false",
             # the judged loop's wiring is what these tests are about: no budget relative to a
             # fake's one-line, millisecond draft stops it before its first judgement (that
             # forecast is tested in tests/unit/test_loops_auto.py)

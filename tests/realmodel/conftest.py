@@ -62,7 +62,8 @@ class Server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("REDRAFT_")}
         env.update({"REDRAFT_DATA_DIR": str(data_dir), "REDRAFT_ADMIN_KEY": ADMIN_KEY,
                     "REDRAFT_LOG_LEVEL": "WARNING", "REDRAFT_SERVER_GRACEFUL_TIMEOUT": "1",
-                    "REDRAFT_REFLECTION_JUDGE_PROBE": "false"})
+                    "REDRAFT_REFLECTION_JUDGE_PROBE": "false",
+                    "REDRAFT_REFLECTION_REVISER_PROBE": "false"})
         env.update({f"REDRAFT_{k.upper()}": v for k, v in settings.items()})
         self.log = data_dir / f"server-{self.port}.log"
         with open(self.log, "wb") as log:
