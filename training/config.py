@@ -274,6 +274,11 @@ class DpoConfig(TrainConfig):
     loss: str = option("sigmoid", "DPO loss (TRL loss_type)",
                        choices=("sigmoid", "ipo", "hinge", "robust"))
     max_length: int = option(2048, "prompt + answer tokens kept per side", low=8)
+    group_by_length: bool = option(True, "draw each batch from pairs of about one length, so "
+                                   "that little of it is padding")
+    sft_weight: float = option(0.0, "weight of a negative log-likelihood term on the chosen "
+                               "text beside the DPO loss (RPO), which keeps the chosen texts "
+                               "likely while the pair's margin grows; 0: DPO alone", low=0.0)
 
 
 @dataclass(frozen=True, kw_only=True)

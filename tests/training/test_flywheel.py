@@ -29,7 +29,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings(
 SIZES = ["--train-prompts", "10", "--heldout-prompts", "4", "--record-prompts", "5",
          "--max-rounds", "1", "--max-tokens", "12", "--sft-steps", "2", "--sft-batch-size",
          "2", "--sft-learning-rate", "1e-3", "--gspo-steps", "1", "--num-generations", "2",
-         "--gspo-batch-size", "2", "--keep-dropped-task"]  # a random model's text drops it
+         "--gspo-batch-size", "2", "--dev-prompts", "3", "--dpo-rounds", "1", "--dpo-prompts",
+         "3", "--dpo-samples", "2", "--dpo-steps", "1",
+         "--keep-dropped-task"]  # a random model's text drops it
 
 
 def flywheel(out: Path, model: Path, *extra: str) -> tuple[int, list[str]]:
@@ -63,6 +65,12 @@ def test_every_stage_is_a_folder_and_the_json_line_adds_up(run, tiny_model_dir):
                                 "answers_changed_in_code": 0, "relabelled": 0, "twins": 0,
                                 "recovered": 0, "recovered_answers": 0}
     assert line["sft"]["steps"] == 2 and line["gspo"]["steps"] == 1
+    # one DPO round on the SFT policy's samples, its dev split answered before and after it
+    dpo = line["dpo"]
+    assert dpo["dev_prompts"] == 3 and [r["round"] for r in dpo["rounds"]] == [0, 1]
+    assert dpo["rounds"][0]["samples"]["answers"] == 3 * 2
+    assert dpo["rounds"][0]["pairs"] == sum(dpo["rounds"][0]["by_source"].values()) > 0
+    assert dpo["rounds"][0]["steps"] == 1 and dpo["rounds"][1]["pairs"] is None
     assert line["gspo"]["per_step"]["step"] == [1]
     assert line["gspo"]["reward_stats"]["scored"] == 2  # one group of G = 2
 
@@ -86,11 +94,11 @@ def test_every_stage_is_a_folder_and_the_json_line_adds_up(run, tiny_model_dir):
     assert "loop" not in methods["base_direct"]
     assert methods["base_direct"]["length_vs_base"] == 1.0
     assert line["evaluation"]["pair_judge"] == {"skipped": "no --pair-judge-url given"}
-    assert line["plots"] == ["gspo.png", "heldout_kinds.png"]
+    assert line["plots"] == ["dpo_rounds.png", "gspo.png", "heldout_kinds.png"]
     report = (out / "report" / "report.md").read_text()
     assert "| base direct |" in report
     assert "; 0 from 0 recorded answers export left out" in report
-    # what is served as "trained" is what SFT and GSPO wrote, not the base weights
+    # what is served as "trained" is what SFT, DPO and GSPO wrote, not the base weights
     trained = (out / "gspo" / "final" / "model.safetensors").read_bytes()
     assert trained != (tiny_model_dir / "model.safetensors").read_bytes()
 

@@ -77,13 +77,14 @@ def test_recording_and_evaluating_go_through_llama_server(tools, tiny_model_dir,
         assert figures["methods"][method]["errors"] == 0, method
     base_gguf = run / "models" / "base.q8_0.gguf"
     trained_gguf = run / "evaluate" / "gguf" / "trained.q8_0.gguf"
-    # the base model is converted once and served twice (record, evaluate); the trained once
+    # the base model is converted once and served twice (record, evaluate); the trained once;
+    # each time by one single-slot process per request in flight, so that no answer shares a
+    # batch with another
+    base, again = {"serve": str(base_gguf), "slots": "1"}, {"serve": str(trained_gguf),
+                                                           "slots": "1"}
     assert calls(tools) == [
-        {"convert": str(tiny_model_dir), "outtype": "q8_0"},
-        {"serve": str(base_gguf), "slots": "2"},
-        {"serve": str(base_gguf), "slots": "2"},
-        {"convert": str(trained), "outtype": "q8_0"},
-        {"serve": str(trained_gguf), "slots": "2"},
+        {"convert": str(tiny_model_dir), "outtype": "q8_0"}, base, base, base, base,
+        {"convert": str(trained), "outtype": "q8_0"}, again, again,
     ]
     # redraft serve generated through llama-server: its loops name the openai backend
     rows = [json.loads(line) for line in

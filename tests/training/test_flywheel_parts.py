@@ -193,6 +193,9 @@ PICNIC = "Write a short note inviting the team to a picnic on Friday."
     "language learning, not with a picnic note.",
     "i'm sorry for any confusion but as a chatbot designed for work matters i'm not equipped to "
     "provide a picnic note for friday.",
+    "I'm sorry for the confusion, but as a helpful AI, I'm designed to provide assistance with "
+    "various tasks. I'm unable to assist with writing a picnic note.",
+    "I'm unable to assist with writing a picnic note for Friday.",
 ])
 def test_a_refusal_on_the_topic_drops_the_task(text):
     assert drops_task(text, PICNIC, ()) == "refused"
@@ -206,6 +209,8 @@ def test_a_refusal_on_the_topic_drops_the_task(text):
     "As an AI-powered planner helps the team, the picnic on Friday is set.",
     "I'm sorry for any confusion about the date: the picnic is on Friday, not Thursday.",
     "I'm not equipped with a car, so I will walk to the picnic on Friday.",
+    "I'm unable to attend the planning call, but the picnic is on Friday.",
+    "I'm sorry for the inconvenience, but the picnic moves to Friday.",
 ])
 def test_words_of_apology_or_inability_in_the_task_itself_are_no_refusal(text):
     assert drops_task(text, PICNIC, ()) is None

@@ -56,7 +56,8 @@ class FlywheelConfig:
                             "(its held-out loss)", low=0.0, high=0.9)
     keep_dropped_task: bool = option(False, "export keeps loops whose best text drops the "
                                      "task (empty, looping, off the topic) or was cut at "
-                                     "the token limit")
+                                     "the token limit, and DPO may choose such a sample "
+                                     "(mechanics runs on a random model)")
     variants: int = option(3, "more SFT rows from each kept loop: its request with the "
                            "requirements said by other training templates, half of them "
                            "with one more requirement met on the answer in code and every "
@@ -69,7 +70,25 @@ class FlywheelConfig:
     sft_batch_size: int | None = option(None, "SFT rows per step (default: the stage's own)",
                                         low=1)
     sft_learning_rate: float = option(1e-5, "SFT peak learning rate", low=0.0)
-    gspo_steps: int = option(20, "GSPO optimiser steps", low=1)
+    dev_prompts: int = option(100, "the last N training prompts: a dev split no stage trains "
+                              "on, answered greedily at each DPO round to show what the round "
+                              "moved", low=1)
+    dpo_rounds: int = option(0, "DPO rounds, each on fresh samples of the policy it starts "
+                             "from (0: no DPO stage)", low=0, high=20)
+    dpo_prompts: int = option(200, "training prompts sampled per DPO round, drawn with a "
+                              "weight of their weakest kind's dev miss rate", low=1)
+    dpo_samples: int = option(4, "answers sampled per prompt and round (K)", low=2, high=32)
+    dpo_temperature: float = option(1.0, "temperature of the DPO samples (seeded)", low=0.0,
+                                    high=2.0)
+    dpo_steps: int = option(30, "DPO optimiser steps per round", low=1)
+    dpo_batch_size: int | None = option(None, "pairs per DPO step (default: the stage's own)",
+                                        low=1)
+    dpo_learning_rate: float = option(5e-5, "DPO peak learning rate", low=0.0)
+    dpo_beta: float = option(0.1, "DPO beta: how far a round's policy may move from the "
+                             "round's start", low=0.0)
+    dpo_sft_weight: float = option(1.0, "weight of the chosen texts' log-likelihood beside "
+                                   "the DPO loss (RPO; 0: DPO alone)", low=0.0)
+    gspo_steps: int = option(20, "GSPO optimiser steps (0: no GSPO stage)", low=0)
     gspo_batch_size: int | None = option(None, "GSPO completions per step, a multiple of "
                                          "--num-generations (default: the stage's own)", low=1)
     gspo_learning_rate: float = option(1e-6, "GSPO peak learning rate", low=0.0)
@@ -93,6 +112,11 @@ class FlywheelConfig:
         if self.record_prompts > self.train_prompts:
             raise UsageError(f"--record-prompts {self.record_prompts} is more than "
                              f"--train-prompts {self.train_prompts}")
+        if self.record_prompts + self.dev_prompts > self.train_prompts:
+            raise UsageError(f"--record-prompts {self.record_prompts} and --dev-prompts "
+                             f"{self.dev_prompts} are more than --train-prompts "
+                             f"{self.train_prompts}: the dev split is the last training "
+                             "prompts, never recorded")
         if self.eval_prompts > self.heldout_prompts:
             raise UsageError(f"--eval-prompts {self.eval_prompts} is more than "
                              f"--heldout-prompts {self.heldout_prompts}")

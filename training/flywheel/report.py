@@ -1,6 +1,7 @@
 """Stage `report`: every stage's figures in one object (the flywheel's JSON line), a markdown
-table (report.md) and two plots: GSPO's reward and pass rate per step (gspo.png), and the
-held-out pass rate per check kind before and after training (heldout_kinds.png)."""
+table (report.md) and three plots: the dev split's pass rate per check kind at each DPO round
+(dpo_rounds.png), GSPO's reward and pass rate per step (gspo.png), and the held-out pass rate
+per check kind before and after training (heldout_kinds.png)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def figures(run: Path) -> dict[str, Any]:
     export = _json(run / "export" / "manifest.json").get("counts", {})
     sft = _json(run / "sft" / "report.json").get("summary", {})
     gspo = _json(run / "gspo" / "report.json").get("summary", {})
+    dpo = _json(run / "dpo" / "report.json").get("summary", {})
     evaluation = _json(run / "evaluate" / "summary.json")
     methods = evaluation.get("methods", {})
     return {
@@ -60,6 +62,7 @@ def figures(run: Path) -> dict[str, Any]:
         "variants": _json(run / "sft-data" / "manifest.json").get("counts", {}).get("variants"),
         "sft": {"steps": sft.get("steps"), "train_loss": sft.get("train_loss"),
                 "holdout_loss": sft.get("holdout_loss"), "rows": sft.get("rows")},
+        "dpo": dpo_figures(dpo),
         "gspo": {"steps": gspo.get("steps"), "train_loss": gspo.get("train_loss"),
                  "completions": gspo.get("completions"),
                  "reward_stats": gspo.get("reward_stats"),
@@ -73,6 +76,20 @@ def figures(run: Path) -> dict[str, Any]:
                         for m in METHODS if m in methods},
             "pair_judge": evaluation.get("pair_judge")},
     }
+
+
+def dpo_figures(summary: dict[str, Any]) -> dict[str, Any]:
+    """Per DPO round: the dev split's figures of the policy it started from, its pairs and
+    what the trainer reported."""
+    rounds = []
+    for entry in summary.get("rounds", []):
+        trainer = entry.get("dpo") or {}
+        rounds.append({"round": entry["round"], "dev": entry["dev"],
+                       "pairs": entry.get("pairs"), "by_source": entry.get("by_source"),
+                       "by_kind": entry.get("by_kind"), "samples": entry.get("samples"),
+                       "steps": trainer.get("steps"), "train_loss": trainer.get("train_loss")})
+    return {"rounds": rounds, "dev_prompts": summary.get("dev_prompts"),
+            **({"skipped": summary["skipped"]} if "skipped" in summary else {})}
 
 
 def _f(value: Any, digits: int = 3) -> str:
@@ -130,10 +147,59 @@ def markdown(data: dict[str, Any], evaluation: dict[str, Any],
               f"- sft: {sft.get('steps')} steps, held-out loss "
               f"{_f((sft.get('holdout_loss') or {}).get('before'))} → "
               f"{_f((sft.get('holdout_loss') or {}).get('after'))}",
+              *_dpo_lines(data["dpo"]),
               f"- gspo: {gspo.get('steps')} steps, {gspo.get('completions')} completions",
               "", "| stage | seconds |", "|---|---|"]
     lines += [f"| {name} | {_f(s, 1)} |" for name, s in seconds.items()]
     return "\n".join(lines) + "\n"
+
+
+def _dpo_lines(dpo: dict[str, Any]) -> list[str]:
+    if not dpo["rounds"]:
+        return [f"- dpo: {dpo.get('skipped', 'no round')}"]
+    lines = [f"- dpo: {len(dpo['rounds']) - 1} rounds; dev split ({dpo['dev_prompts']} "
+             "training prompts no stage trains on), greedy:", "",
+             "| round | dev prompt pass | looping | words | pairs (made / sampled) | steps |",
+             "|---|---|---|---|---|---|"]
+    for r in dpo["rounds"]:
+        by = r.get("by_source") or {}
+        pairs = "–" if r["pairs"] is None else \
+            f"{r['pairs']} ({by.get('made', 0)} / {by.get('sampled', 0)})"
+        lines.append(f"| {r['round']} | {_f(r['dev']['prompt_pass_rate'])} | "
+                     f"{_f(r['dev']['looping_share'])} | {_f(r['dev']['words'], 1)} | "
+                     f"{pairs} | {_f(r['steps'])} |")
+    return [*lines, ""]
+
+
+def plot_dpo(dpo: dict[str, Any], path: Path) -> bool:
+    rounds = dpo["rounds"]
+    if len(rounds) < 2:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    kinds = sorted({k for r in rounds for k in r["dev"]["per_kind"]})
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    xs = [r["round"] for r in rounds]
+    ax.plot(xs, [r["dev"]["prompt_pass_rate"] for r in rounds], color="black", linewidth=2.5,
+            marker="o", label="ALL (prompt level)")
+    for kind in kinds:
+        ax.plot(xs, [r["dev"]["per_kind"].get(kind) for r in rounds], marker=".",
+                linewidth=1, label=kind)
+    ax.set_xlabel("DPO round (0: the policy DPO starts from)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("dev pass rate")
+    ax.set_title("Dev split, greedy, at each DPO round")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
 
 
 def plot_gspo(steps: dict[str, list[Any]], path: Path) -> bool:
@@ -207,6 +273,7 @@ def write_report(run: Path, work: Path, seconds: dict[str, float]) -> dict[str, 
                    "per_kind_n": {k: v["checks"] for k, v in f["per_kind"].items()}}
                for m, f in evaluation.get("methods", {}).items()}
     plots = [name for name, drawn in (
+        ("dpo_rounds.png", plot_dpo(data["dpo"], work / "dpo_rounds.png")),
         ("gspo.png", plot_gspo(data["gspo"]["per_step"], work / "gspo.png")),
         ("heldout_kinds.png", plot_kinds(methods, work / "heldout_kinds.png"))) if drawn]
     (work / "report.md").write_text(markdown(data, evaluation, seconds), "utf-8")

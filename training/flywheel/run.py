@@ -27,8 +27,8 @@ from training.flywheel.config import FlywheelConfig
 from training.flywheel.server import model_folder, stopped_by_sigterm
 from training.stages.checkpoints import FINAL, StageDir, write_json
 
-STAGES = ("prompts", "record", "export", "sft-data", "gspo-data", "sft", "gspo", "evaluate",
-          "report")
+STAGES = ("prompts", "record", "export", "sft-data", "gspo-data", "sft", "dpo", "gspo",
+          "evaluate", "report")
 TIMES = "stages.json"
 MODELS = "models"
 
@@ -59,15 +59,17 @@ def _sft_data(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None
 
 
 def _gspo_data(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
+    from training.flywheel.preference.rounds import dev_split
     from training.flywheel.rows import write_gspo_data
 
-    write_gspo_data(work, load(run / "prompts" / "train.jsonl"), config.seed)
+    pool, _ = dev_split(load(run / "prompts" / "train.jsonl"), config.dev_prompts)
+    write_gspo_data(work, pool, config.seed)
 
 
 def _evaluate(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
     from training.flywheel.evaluate import evaluate
 
-    evaluate(config, run, base, trained(run), work)
+    evaluate(config, run, base, trained(run, base), work)
 
 
 def _report(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
@@ -76,8 +78,20 @@ def _report(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
     write_report(run, work, _times(run))
 
 
-def trained(run: Path) -> Path:
-    return run / "gspo" / FINAL
+def trained(run: Path, base: Path) -> Path:
+    """The last policy trained: GSPO's, else DPO's, else SFT's; `base` when no training
+    stage ran."""
+    for stage in ("gspo", "dpo", "sft"):
+        if (run / stage / FINAL).is_dir():
+            return run / stage / FINAL
+    return base
+
+
+def _skipped(run: Path, name: str, why: str) -> None:
+    """An empty stage folder whose report says the stage did not run and why."""
+    (run / name).mkdir()
+    write_json(run / name / "report.json", {"stage": name, "summary": {"steps": 0,
+                                                                       "skipped": why}})
 
 
 def _in_folder(name: str, work: Callable[[FlywheelConfig, Path, Path, Path], None]
@@ -108,9 +122,8 @@ def _export(config: FlywheelConfig, run: Path, base: Path) -> None:
 
 
 def _sft(config: FlywheelConfig, run: Path, base: Path) -> None:
-    if config.sft_steps == 0:  # GSPO starts from the base model: an empty stage says so
-        (run / "sft").mkdir()
-        write_json(run / "sft" / "report.json", {"stage": "sft", "summary": {"steps": 0}})
+    if config.sft_steps == 0:  # the next stage starts from the base model
+        _skipped(run, "sft", "--sft-steps 0")
         return
     from training.flywheel.rows import sft_config
     from training.stages.sft import run_sft
@@ -118,19 +131,32 @@ def _sft(config: FlywheelConfig, run: Path, base: Path) -> None:
     run_sft(sft_config(config, run, base))
 
 
+def _dpo(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
+    from training.flywheel.preference.rounds import prefer
+
+    start = trained(run, base)
+    if config.dpo_rounds == 0:
+        write_json(work / "report.json", {"stage": "dpo", "summary": {
+            "rounds": [], "skipped": "--dpo-rounds 0", "start": str(start)}})
+        return
+    prefer(config, run, start, work)
+
+
 def _gspo(config: FlywheelConfig, run: Path, base: Path) -> None:
     from training.flywheel.rows import gspo_config
     from training.stages.gspo import run_gspo
 
-    policy = run / "sft" / FINAL if config.sft_steps else base
-    run_gspo(gspo_config(config, run, policy))
+    if config.gspo_steps == 0:
+        _skipped(run, "gspo", "--gspo-steps 0")
+        return
+    run_gspo(gspo_config(config, run, trained(run, base)))
 
 
 RUNNERS: dict[str, Callable[[FlywheelConfig, Path, Path], None]] = {
     "prompts": _in_folder("prompts", _prompts), "record": _in_folder("record", _record),
     "export": _export, "sft-data": _in_folder("sft-data", _sft_data),
     "gspo-data": _in_folder("gspo-data", _gspo_data), "sft": _sft,
-    "gspo": _gspo, "evaluate": _in_folder("evaluate", _evaluate),
+    "dpo": _in_folder("dpo", _dpo), "gspo": _gspo, "evaluate": _in_folder("evaluate", _evaluate),
     "report": _in_folder("report", _report),
 }
 

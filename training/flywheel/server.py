@@ -164,6 +164,9 @@ class Server(ServedProcess):
             "REDRAFT_MEMORY_ENABLED": "false", "REDRAFT_REFLECTION_TIME_BUDGET": "0",
             "REDRAFT_REFLECTION_CHECKLIST_MODE": "fused", "REDRAFT_LOG_LEVEL": "WARNING",
             "REDRAFT_SERVER_GRACEFUL_TIMEOUT": "1",
+            # every flywheel request names its evaluation (checks) or turns the loop off, so
+            # neither probe would decide anything: they would only take the cores
+            "REDRAFT_REFLECTION_JUDGE_PROBE": "false", "REDRAFT_REFLECTION_REVISER_PROBE": "false",
         })
         if threads:
             self.env["REDRAFT_LOCAL_THREADS"] = str(threads)

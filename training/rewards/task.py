@@ -36,14 +36,17 @@ from rubrics.topic import has_words, off_topic
 
 _DO = r"(write|create|compose|draft|generate|produce|provide|assist|fulfil+|comply)"
 _REFUSAL = re.compile(
-    r"\bas an? (ai|a\.i\.|artificial intelligence|chatbot|(large )?language model|"
-    r"text-based (ai|assistant|model))( language model| assistant| model| chatbot)?,? i\b"
+    r"\bas an? ((helpful|friendly|virtual|digital) )?(ai|a\.i\.|artificial intelligence|chatbot|"
+    r"(large )?language model|text-based (ai|assistant|model))"
+    r"( language model| assistant| model| chatbot)?,? i\b"
     r"|\bi(?:'m| am) sorry,? but i (can ?not|can't|won't|am unable|'m unable|am not able)\b"
-    rf"|\bi (can ?not|can't|won't|am unable to|'m unable to|am not able to) {_DO}\b"
+    rf"|\bi (can ?not|can't|won't|am unable to|am not able to) {_DO}\b"
+    rf"|\bi(?:'m| am) (unable|not able) to {_DO}\b"
+
     r"|\bi (do not|don't) have the capabilit(y|ies)\b"
     rf"|\bi (do not|don't) have the (ability|capacity) to {_DO}\b"
     r"|\b(unable|not able) to (fulfil+|comply with|assist with|help with) (this|that|your)\b"
-    r"|\bi(?:'m| am) sorry for any confusion,? but as an?\b"
+    r"|\bi(?:'m| am) sorry for (the|any) confusion,? but as an?\b"
     rf"|\bi(?:'m| am) not (equipped|designed|programmed) to {_DO}\b",
     re.IGNORECASE)
 
