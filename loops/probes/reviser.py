@@ -19,6 +19,7 @@ loop that did without a revision.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -45,6 +46,9 @@ PROBE_VERSION = 1
 # (Q4_K_M, whose revisions raise the prompt pass rate of `bench.checks_pass`) 4. The midpoint,
 # 2.5, rounds up to 3 of 10: SmolLM2 two fixes short of it, the 1.5B one over.
 PASS_SHARE = 0.3
+# cases revised at once: the local engine decodes up to 4 sequences in one batched step, so
+# the probe costs about what its longest revisions do; a one-slot upstream queues them
+CONCURRENCY = 4
 # Every case's revision is short (the longest asks for 60 words): a writer that runs on past
 # this is not revising.
 MAX_TOKENS = 320
@@ -224,21 +228,31 @@ class ReviserProbe:
                        f"fixed {self.fixed} of {self.cases} known misses", PASS_SHARE)
 
 
-async def probe_reviser(writer: Backend, params: ChatParams, model: str) -> ReviserProbe:
-    """Ask `writer` for a revision of every probe case once, greedily; how many it fixed
-    (each case's revision and verdict are logged at DEBUG)."""
-    started, fixed, tokens = time.monotonic(), 0, 0
+async def probe_reviser(writer: Backend, params: ChatParams, model: str,
+                        concurrency: int = CONCURRENCY) -> ReviserProbe:
+    """Ask `writer` for a revision of every probe case once, greedily, `concurrency` cases in
+    flight; how many it fixed (each case's revision and verdict are logged at DEBUG)."""
+    started = time.monotonic()
     asked = params.with_(temperature=0.0, max_tokens=MAX_TOKENS, n=1)
-    try:
-        for case in PROBE_CASES:
-            text, usage = await revise(writer, case, asked)
-            tokens += usage.total_tokens
-            fixed += (done := fixes(case, text))
-            log.debug("reviser probe %s %s: %r -> %r", model, "fixed" if done else "missed",
-                      case.request, text)
-    except RedraftError as exc:
-        return ReviserProbe(model, fixed, len(PROBE_CASES), tokens,
-                            time.monotonic() - started, error=exc.message)
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(case: ProbeCase) -> tuple[str, Usage]:
+        async with gate:
+            return await revise(writer, case, asked)
+
+    answers = await asyncio.gather(*(one(case) for case in PROBE_CASES), return_exceptions=True)
+    fixed = tokens = 0
+    for case, answer in zip(PROBE_CASES, answers, strict=True):
+        if isinstance(answer, RedraftError):
+            return ReviserProbe(model, fixed, len(PROBE_CASES), tokens,
+                                time.monotonic() - started, error=answer.message)
+        if isinstance(answer, BaseException):
+            raise answer
+        text, usage = answer
+        tokens += usage.total_tokens
+        fixed += (done := fixes(case, text))
+        log.debug("reviser probe %s %s: %r -> %r", model, "fixed" if done else "missed",
+                  case.request, text)
     return ReviserProbe(model, fixed, len(PROBE_CASES), tokens, time.monotonic() - started)
 
 

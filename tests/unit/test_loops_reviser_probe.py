@@ -37,8 +37,10 @@ BRIEF = [{"role": "user", "content": "Write a product brief for a tea kettle in 
 DRAFT = "A Quiet Kettle for tea."
 
 
-def knowing(draft: str = DRAFT) -> ScriptedBackend:
-    """A writer that revises every probe case right, and drafts `draft` otherwise."""
+def knowing(draft: str = DRAFT, kind: type[ScriptedBackend] = ScriptedBackend
+            ) -> ScriptedBackend:
+    """A writer (of `kind`) that revises every probe case right, and drafts `draft`
+    otherwise."""
     def reply(messages, params, schema) -> str:
         prompt = messages[-1]["content"]
         if prompt.startswith("Request:\n"):
@@ -46,7 +48,7 @@ def knowing(draft: str = DRAFT) -> ScriptedBackend:
             return FIXED.get(request, "a quiet kettle that boils water for your tea in two "
                                       "minutes flat")
         return draft
-    return ScriptedBackend(default=reply, model="writer")
+    return kind(default=reply, model="writer")
 
 
 def copying(draft: str = DRAFT) -> ScriptedBackend:
@@ -132,6 +134,27 @@ def test_a_writer_that_fixes_every_case_passes_and_is_probed_once_per_model(tmp_
     assert again.as_dict()["summary"] == (f"reviser writer: used — it fixed {len(PROBE_CASES)} "
                                           f"of {len(PROBE_CASES)} known misses (needs "
                                           f"{PASS_SHARE:.0%})")
+
+
+def test_cases_are_revised_several_at_once_with_the_verdict_of_one_at_a_time() -> None:
+    in_flight, most = 0, 0
+
+    class Counting(ScriptedBackend):
+        async def chat(self, *args, **kw):
+            nonlocal in_flight, most
+            in_flight += 1
+            most = max(most, in_flight)
+            await asyncio.sleep(0.01)
+            try:
+                return await super().chat(*args, **kw)
+            finally:
+                in_flight -= 1
+
+    alone = asyncio.run(probe_reviser(knowing(), ChatParams(), "writer", concurrency=1))
+    writer = knowing(kind=Counting)
+    together = asyncio.run(probe_reviser(writer, ChatParams(), "writer", concurrency=4))
+    assert most == 4  # bounded, and more than one
+    assert (together.fixed, together.tokens) == (alone.fixed, alone.tokens)
 
 
 def test_a_writer_that_gives_the_draft_back_fixes_nothing_and_is_not_used() -> None:
