@@ -138,7 +138,5 @@ class JudgeStatus(ProbeStatus[Calibration]):
 
     def __init__(self, judge: Backend, params: ChatParams, model: str,
                  path: Path | None = None) -> None:
-        self.judge = judge
-        self.params = params
         super().__init__("judge", model, Calibration, lambda: calibrate(judge, params, model),
                          PROBE_VERSION, path)

@@ -262,7 +262,5 @@ class ReviserStatus(ProbeStatus[ReviserProbe]):
 
     def __init__(self, writer: Backend, params: ChatParams, model: str,
                  path: Path | None = None) -> None:
-        self.writer = writer
-        self.params = params
         super().__init__("reviser", model, ReviserProbe,
                          lambda: probe_reviser(writer, params, model), PROBE_VERSION, path)

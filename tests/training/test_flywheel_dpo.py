@@ -102,7 +102,7 @@ def test_the_draw_favours_the_kinds_the_dev_split_misses_and_keeps_a_share_of_th
     missed = [prompt(("no_commas", {}), pid=f"train-{i:05d}") for i in range(200)]
     learnt = [prompt(("lowercase", {}), pid=f"train-{i:05d}") for i in range(200, 400)]
     pool = missed + learnt
-    per_kind = {"no_commas": {"pass_rate": 0.2}, "lowercase": {"pass_rate": 1.0}}
+    per_kind = {"no_commas": 0.2, "lowercase": 1.0}
     weight = weights(pool, per_kind)
     assert weight[0] == 0.8 and weight[-1] == FLOOR
     drawn = draw(pool, weight, 100, random.Random(0))

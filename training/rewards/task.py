@@ -42,7 +42,6 @@ _REFUSAL = re.compile(
     r"|\bi(?:'m| am) sorry,? but i (can ?not|can't|won't|am unable|'m unable|am not able)\b"
     rf"|\bi (can ?not|can't|won't|am unable to|am not able to) {_DO}\b"
     rf"|\bi(?:'m| am) (unable|not able) to {_DO}\b"
-
     r"|\bi (do not|don't) have the capabilit(y|ies)\b"
     rf"|\bi (do not|don't) have the (ability|capacity) to {_DO}\b"
     r"|\b(unable|not able) to (fulfil+|comply with|assist with|help with) (this|that|your)\b"

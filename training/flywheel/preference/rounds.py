@@ -7,10 +7,11 @@ and prints the pass rate per check kind, then samples `--dpo-samples` answers to
 `--dpo-prompts` training prompts at `--dpo-temperature`. The prompts are drawn with a weight
 per prompt of its weakest kind's dev miss rate (plus a floor, so the kinds already learnt
 keep a share). The samples become preference pairs (`contrast`: minimal pairs made in code,
-and best against worst sample), and DPO (TRL's DPOTrainer, the policy at
-the round's start as its reference) trains the next policy for `--dpo-steps` steps. After the
-last round the final policy is answered on the dev split once more. So the first figures of
-the method come after one round (minutes, not hours), and a round that moved nothing shows.
+and a sample passing every check against the worst one that holds the task), and DPO
+(TRL's DPOTrainer, the policy at the round's start as its reference) trains the next policy
+for `--dpo-steps` steps. After the last round the final policy is answered on the dev split
+once more. So the first figures of the method come after one round (minutes, not hours), and
+a round that moved nothing shows.
 
 Layout: `round-R/dev.jsonl` (the dev answers of the policy at round R's start),
 `round-R/samples.jsonl`, `round-R/data/` (the pairs as a dataset directory), `round-R/dpo/`
@@ -52,13 +53,12 @@ def dev_split(prompts: Sequence[Prompt], dev: int) -> tuple[list[Prompt], list[P
     return list(prompts[:cut]), list(prompts[cut:])
 
 
-def weights(prompts: Sequence[Prompt], per_kind: dict[str, Any]) -> list[float]:
-    """Each prompt's draw weight: its weakest kind's miss rate on the dev split (a kind the
-    dev split does not hold counts as missed), never below FLOOR."""
-    def missed(kind: str) -> float:
-        entry = per_kind.get(kind)
-        return 1.0 - entry["pass_rate"] if entry else 1.0
-    return [max(FLOOR, max((missed(k) for k in p.kinds), default=0.0)) for p in prompts]
+def weights(prompts: Sequence[Prompt], per_kind: dict[str, float]) -> list[float]:
+    """Each prompt's draw weight: its weakest kind's miss rate on the dev split (`per_kind`:
+    kind → pass rate; a kind the dev split does not hold counts as missed), never below
+    FLOOR."""
+    return [max(FLOOR, max((1.0 - per_kind.get(k, 0.0) for k in p.kinds), default=0.0))
+            for p in prompts]
 
 
 def draw(prompts: Sequence[Prompt], weight: Sequence[float], n: int,
@@ -221,11 +221,11 @@ def _after_dev(config: Any, pool: Sequence[Prompt], dev: Sequence[Prompt], round
     """Once the dev split is answered: its figures on stderr, then (but after the last round)
     the round's draw from `pool`, weighted by the dev pass rates per kind (into `drawn`), and
     its sample asks."""
-    _say(round_, dev_figures(dev, dev_rows), first)
+    figures = dev_figures(dev, dev_rows)
+    _say(round_, figures, first)
     if last:
         return []
-    per_kind = summarise(dev, [dev_rows[p.id] for p in dev])["per_kind"]
-    drawn[:] = draw(pool, weights(pool, per_kind), config.dpo_prompts,
+    drawn[:] = draw(pool, weights(pool, figures["per_kind"]), config.dpo_prompts,
                     random.Random(f"flywheel-dpo-draw/{config.seed}/{round_}"))
     return sample_asks(drawn, config.dpo_samples, config.seed, round_)
 
