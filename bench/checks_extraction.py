@@ -10,8 +10,10 @@ merged with the agent's checks that survive the quote rule), and `added_by_agent
 agent's own additions alone. `prepass` is scored on the development file the rules were
 corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before the pre-pass
 ever ran on them (see tests/data/checks/SOURCE.md), `phrasings_heldout` (kind-level, as
-`outofsource`) on requests in other wordings written blind to the rules and never used to
-correct them (`phrasings_heldout.jsonl`), `short` on the short
+`outofsource`) on requests in other wordings written blind to the rules
+(`phrasings_heldout.jsonl`; its errors have since corrected the rules) and
+`phrasings_heldout2` on a second such set written after that and never used to correct them
+(`phrasings_heldout2.jsonl`), `short` on the short
 instruction-following requests of `verifiable_short.jsonl` and `phrasings` on the requests
 written for the phrasings' development (`phrasings_dev.jsonl`: every kind in many wordings,
 with negatives), whatever --data names. `outofsource` is the out-of-source set
@@ -51,6 +53,7 @@ SHORT = DATA.parent / "verifiable_short.jsonl"
 PHRASINGS = DATA.parent / "phrasings_dev.jsonl"
 OUTOFSOURCE = DATA.parent / "outofsource.jsonl"
 PHRASINGS_HELDOUT = DATA.parent / "phrasings_heldout.jsonl"
+PHRASINGS_HELDOUT2 = DATA.parent / "phrasings_heldout2.jsonl"
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -249,6 +252,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--phrasings-heldout", type=Path, default=PHRASINGS_HELDOUT,
                    help="requests written blind to the rules, in other wordings, held out "
                         "from their development (kind-level figures)")
+    p.add_argument("--phrasings-heldout2", type=Path, default=PHRASINGS_HELDOUT2,
+                   help="a second such file, written after the first one's errors were "
+                        "corrected (kind-level figures)")
     p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
@@ -274,6 +280,8 @@ def main(argv: list[str] | None = None) -> None:
         report["outofsource"] = out_of_source_figures(args.outofsource)
     if args.phrasings_heldout.is_file():
         report["phrasings_heldout"] = out_of_source_figures(args.phrasings_heldout)
+    if args.phrasings_heldout2.is_file():
+        report["phrasings_heldout2"] = out_of_source_figures(args.phrasings_heldout2)
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
         found, said = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model,

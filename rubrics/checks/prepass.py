@@ -321,6 +321,19 @@ def _quote_between(request: str, first: str, second: str) -> str:
     return text[start:end]
 
 
+def _overlapping_count(at: int, check: Check, start: int, other: Check) -> bool:
+    """Whether a count of one kind starts inside the words an earlier count of that kind with
+    the same number was read from, as "exactly" where the first states a relation: one
+    requirement read twice ("at least 10 sentences long": "at least 10 sentences", then "10
+    sentences long"); the first, with its relation, stands."""
+    rest = ("relation", "n", "upper")
+    return (check.kind == other.kind and _is_count(check) and start < at
+            < start + len(other.quote) and check.params["relation"] == "exactly"
+            and other.params["relation"] != "exactly" and check.params["n"] == other.params["n"]
+            and {k: v for k, v in check.params.items() if k not in rest}
+            == {k: v for k, v in other.params.items() if k not in rest})
+
+
 def _beside_intro_outro(request: str, at: int) -> bool:
     """Whether another sentence than the one stating N parts at `at` asks for introductory or
     concluding sections: on top of the N, they leave the response's total unclear."""
@@ -341,20 +354,21 @@ def prepass(request: str) -> tuple[Check, ...]:
     found = sorted([*_found(request), *schemas],
                    key=lambda pair: (pair[0], -len(pair[1].quote)))
     kept: dict[tuple[str, str], Check] = {}
-    spans: list[Check] = []
+    spans: list[tuple[int, Check]] = []
     for at, check in found:
         if check.key() in kept:
             continue
         if any(check.quote in other.quote and check.quote != other.quote
                and (check.kind == other.kind or _is_count(check) and _is_count(other)
                     and _shares_a_number(check, other))
-               for other in spans):
+               or _overlapping_count(at, check, start, other)
+               for start, other in spans):
             continue
         if check.kind == "section_count" and not check.params["marker"] \
                 and _beside_intro_outro(request, at):
             continue
         kept[check.key()] = check
-        spans.append(check)
+        spans.append((at, check))
     mark = divider(request)
     checks = [c for c in kept.values()]
     if mark:

@@ -168,3 +168,42 @@ def test_what_is_only_permitted_or_the_users_own_asks_nothing(request_text, expe
 ])
 def test_bounds_markers_and_labels_of_the_d2_batch(request_text, expected):
     assert found(request_text) == expected
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    # one count read twice: the relation stated first stands
+    ("Describe a harbour at dawn, no fewer than 6 sentences long.",
+     [count("sentence_count", "at least", 6)]),
+    ("Describe a harbour at dawn, 6 sentences long.", [count("sentence_count", "exactly", 6)]),
+    # a bare line "phrase" that describes the line gives no ending
+    ("Write a limerick. Its last line should be exactly seven words long.", []),
+    ("Write a limerick. Its last line should be exactly: And that was the end.",
+     [("ends_with", {"phrase": "And that was the end."})]),
+    # an English verb of using in a mixed-language rule, negated
+    ("Summarise the quarter in two paragraphs and do not mention 'layoffs'.",
+     [count("paragraph_count", "exactly", 2, divider=None),
+      ("forbidden_word", {"word": "layoffs"})]),
+    # a form asked of a song's part
+    ("Write a jingle with a refrain. The refrain must be in all caps.", []),
+    # the length of a text the request gives, or of one the user must write and asks advice on
+    ("Here's a 900-word op-ed I found (below). Summarize its argument for me.", []),
+    ("I need to write a 3,000-word report on wetlands. How should I organise it?", []),
+    ("I need to write a 300-word bio. Please write it for me.",
+     [count("word_count", "between", 240, 360)]),
+    # a count after "make it", a limit on oneself, a second word with "the word", caps lock
+    ("Write about autumn. Make it 3 paragraphs.",
+     [count("paragraph_count", "exactly", 3, divider=None)]),
+    ("Limit yourself to three sentences when you explain tides.",
+     [count("sentence_count", "at most", 3)]),
+    ("Use the word 'frost' at least twice and the word 'ember' exactly once.",
+     [count("keyword", "at least", 2, word="frost"), count("keyword", "exactly", 1,
+                                                           word="ember")]),
+    ("Type the reminder with caps lock on.", [("uppercase", {})]),
+    # a language after the text's destination, or before a parenthesis
+    ("Write a toast for our team's dinner in Spanish, under 80 words.",
+     [("language", {"language": "es"}), count("word_count", "at most", 79)]),
+    ("Write a greeting for the card, in German please (all of it).",
+     [("language", {"language": "de"})]),
+])
+def test_readings_of_the_first_phrasings_heldout_set(request_text, expected):
+    assert found(request_text) == expected

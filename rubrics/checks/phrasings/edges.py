@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rubrics.checks.numbers import EN_NUMBER
 from rubrics.checks.phrasings.shared import (
     QUOTE_ITEM,
     Build,
@@ -112,6 +113,14 @@ _OWN_TEXT = re.compile(r"(?:^|[.!?;]\s*|\b(?:and|but)\s+)(?:my|our)\s+(?:[\w'-]+
                        r"(?:already\s+|always\s+|currently\s+|now\s+)?$", re.I)
 
 
+# a bare "phrase" that describes the line instead of giving its words: "the final line should be
+# exactly five words long.", "... should be a question."
+_DESCRIBED = re.compile(
+    rf"(?:(?:about|around|at\s+(?:least|most)|no\s+more\s+than|under|over)\s+)?"
+    rf"(?:\d+|{EN_NUMBER})\s+(?:words?|syllables?|characters?|letters?)(?:\s+long)?[.!]?|"
+    r"an?\s+question[.!]?", re.I)
+
+
 def _edge(kind: str) -> Build:
     """The phrase, quotes removed; a bare phrase without "and nothing else"."""
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -131,6 +140,8 @@ def _edge(kind: str) -> Build:
             phrase = _AND_NOTHING_ELSE.sub("", bare).strip()
             if phrase != bare:  # "... and nothing else." took the sentence's full stop
                 phrase = phrase.rstrip(",")
+            if _DESCRIBED.fullmatch(phrase):
+                return []
         return [(kind, {"phrase": phrase})] if phrase else []
     return build
 

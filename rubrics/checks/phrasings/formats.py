@@ -206,6 +206,14 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"between)\s+{_QUOTES}\s*\)", _wrapped,
         kind="quoted", example="Describe a playground at break time (wrapped in double quotes).",
         counter="Describe a school playground at break time."),
+    # the same after a comma, closing the sentence: "Write a fortune-cookie message, wrapped
+    # entirely in double quotes."
+    Phrasing(
+        rf"(?<=,)\s*(?:all\s+|entirely\s+|fully\s+)?(?:wrapped|enclosed|placed|put|written)\s+"
+        rf"(?:all\s+|entirely\s+|fully\s+|completely\s+)?(?:in|inside|within|between)\s+"
+        rf"(?:one\s+|a\s+single\s+)?(?:pair\s+of\s+)?{_QUOTES}(?=\s*(?:[.!;\n]|$))", _wrapped,
+        kind="quoted", example="Write a fortune-cookie message, wrapped entirely in double quotes.",
+        counter="Write three sayings, each wrapped in double quotes."),
     Phrasing(
         rf"(?:^|(?<=[.!?]\s)|(?<=\n))\s*(?:(?:wrapped|enclosed|placed|written)\s+)?(?:in|inside"
         rf"|within|"

@@ -258,7 +258,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"(?:(?:^|(?<=[,.!?;:—–]\s)|(?<=[,\n—–]))\s*(?:all\s+|only\s+|entirely\s+|wholly\s+|"
         rf"(?:the\s+)?(?:whole|entire)\s+thing\s+)?|(?<=,\s)(?:written|composed)\s+)in\s+"
         rf"{LANG_EN}"
-        r"(?:\s+only)?\s*,?\s*(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;:\n]|$)", _code,
+        r"(?:\s+only)?\s*,?\s*(?:please|pls|plz|thanks|thank\s+you|thx)?\s*(?=[.!;:\n(]|$)", _code,
         kind="language", example="A short text, in English.", counter="written in English"),
     # a language set off by commas among other requirements: "..., in French, no longer than
     # 4 sentences" (not one of a list of languages: "in French, Italian and German")
@@ -274,7 +274,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     # "write a short poem in French", "tell me a joke in German"
     Phrasing(
         rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:(?:for\s+(?:my|our|your|the|a)|from)\s+"
-        rf"[\w'-]+\s+)?in\s+"
+        rf"[\w'’-]+\s+(?:(?!in\b)[\w'’-]+\s+)?)?in\s+"
         rf"(?:the\s+)?{_REGISTER}{LANG_EN}(?:\s+language)?"
         r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining|so|"
         r"because|since|to|with|but|if|when|using|instead)\b))", _code,

@@ -75,8 +75,8 @@ _EACH_LATER = re.compile(r"[^.;\n]{0,40}?\b(?:(?:for|of|on|in|about|to|under|wit
 _FORM_OF = re.compile(r"\b(?:structure|format|outline|template|rules?|parts|example|definition|"
                       r"history|purpose|idea|concept)\s+of\s+(?:an?|the)\s+$", re.I)
 # what a whole response is limited to: "limit your answer to 3 sentences"
-_WHOLE_EN = (r"it|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|post|"
-             r"story|summary|description|message|note)")
+_WHOLE_EN = (r"it|yourself|(?:your|the)\s+(?:\w+\s+)?(?:response|answer|reply|essay|text|output|"
+             r"post|story|summary|description|message|note)")
 _ZH_Q = rf"(?P<q>{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN})"
 # words after a count that make it approximate: "in a dozen sentences or so"
 _OR_SO = re.compile(r"\s*,?\s+(?:or\s+so|give\s+or\s+take|or\s+thereabouts|more\s+or\s+less)\b",
@@ -187,7 +187,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="sentence_count", example="4 sentences minimum", counter="4 sentences"),
     Phrasing(
         rf"(?:\b({QUALIFIER_EN}|in|as|of|into|with|has|have|contains?|containing|include|use|write|"
-        rf"only|be|are|consist\s+of|using|give(?:\s+(?:me|us))?)\s+)({EN_NUMBER})\s+"
+        rf"only|be|are|consist\s+of|using|give(?:\s+(?:me|us))?|make\s+it)\s+)({EN_NUMBER})\s+"
         rf"(?:{PART_ADJECTIVE_EN}\s+)?"
         rf"{UNIT_EN}\b(?!\s+(?:headings?|headers?|titles?|breaks?|names?)\b)", _units, *UNITS_GATE,
         kind="paragraph_count", example="in 4 paragraphs", counter="Layout: 4 paragraphs."),

@@ -28,7 +28,8 @@ EDGE_KINDS = frozenset({"starts_with", "ends_with"})
 # a description of a text the user gives, with a task on it: "这份报告分为四个部分，请帮我检查语法
 # 错误", "My essay has 5 paragraphs; please proofread it"
 _GIVEN_TEXT = re.compile(
-    r"(?:^|[。！？；\n])\s*(?:这|该|此|我的|我有一?)(?:份|篇|个|本)?[\u4e00-\u9fff]{1,6}\s*$|\b(?:this|my|the|"
+    r"(?:^|[。！？；\n])\s*(?:这|该|此|我的|我有一?)(?:份|篇|个|本)?[\u4e00-\u9fff]{1,6}\s*$|"
+    r"\bhere(?:['’]s|\s+is)\s+(?:a|an|my|our|the)\s+$|\b(?:this|my|the|"
     r"the\s+attached|the\s+following)\s+(?:\w+\s+)?(?:report|essay|text|article|document|draft|paper|"
     r"story|letter|email|post)\s+(?:(?:has|contains|includes|consists\s+of|is\s+divided\s+into)"
     r"\s+)?$",
@@ -42,6 +43,23 @@ def _about_a_given_text(text: str, match: re.Match[str]) -> bool:
     """Whether a count describes a text the user gives and asks a task on."""
     return bool(_GIVEN_TEXT.search(clause_before(text, match.start()))
                 and _TASK_ON_GIVEN.search(text))
+
+
+# a text the user must write themselves, and advice asked on how to: "I have to write a
+# 1,500-word thesis chapter and I'm stuck. Can you suggest how I might structure it?"
+_OWN_TASK = re.compile(r"\bI\s+(?:have\s+to|need\s+to|must|['’]ve\s+got\s+to|am\s+supposed\s+to|"
+                       r"['’]m\s+supposed\s+to|am\s+writing|['’]m\s+writing)\s+(?:write\s+|submit\s+|"
+                       r"hand\s+in\s+|turn\s+in\s+)?(?:a|an|the|my|this)\s+$", re.I)
+_ADVICE_ASKED = re.compile(r"\bhow\s+(?:I|we)\s+(?:might|should|could|can|would|ought\s+to)\b|"
+                           r"\bhow\s+(?:do|should|can|could|would)\s+(?:I|we)\b|"
+                           r"\bsuggest\s+(?:how|a\s+structure|an\s+outline)\b|"
+                           r"\b(?:any\s+)?(?:tips|advice|pointers)\b", re.I)
+
+
+def _about_the_users_task(text: str, match: re.Match[str]) -> bool:
+    """Whether a length is of a text the user must write, the response being advice on it."""
+    return bool(_OWN_TASK.search(text, max(0, match.start() - 40), match.start())
+                and _ADVICE_ASKED.search(text, match.end()))
 
 
 # a text the user has already written: "I wrote a 500-word essay; can you suggest a title?",
@@ -109,8 +127,9 @@ def not_the_responses(text: str, match: re.Match[str], kind: str, params: dict[s
     ("这份报告分为四个部分，请帮我检查"), a part ("The first line should be a hook in all caps",
     "the word 'mint' must appear in the second paragraph"), or a character or thing of the story
     ("a parrot that only squawks in ALL CAPS"); or no length at all ("3 words in all caps")."""
-    if kind in LENGTH_KINDS and _USERS_OWN.search(text, max(0, match.start() - 30),
-                                                  match.start()):
+    if kind in LENGTH_KINDS and (_USERS_OWN.search(text, max(0, match.start() - 30),
+                                                   match.start())
+                                 or _about_the_users_task(text, match)):
         return True
     if kind in FORM_KINDS and _WRITTEN_BY_USER.search(text, max(0, match.start() - 30),
                                                       match.start()):

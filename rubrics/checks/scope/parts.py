@@ -279,7 +279,7 @@ _PART_UNITS = (r"(?:paragraph|sentence|item|bullet(?:\s+point)?|point|tip|line|s
                r"example|reason|fact|title)")
 _NAMED_PART = (r"(?:subject\s+line|title|headline|heading|header|subheading|caption|tagline|"
                r"slogan|greeting|salutation|sign[\s-]?off|intro(?:duction)?|conclusion|lead|lede|"
-               r"hook)")
+               r"hook|chorus|refrain|bridge|punchline|moral)")
 PART_NP = re.compile(
     rf"(?:(?:the|its|your|each|every|any|no)\s+)?(?:[\w-]+\s+)?{_NAMED_PART}s?|"
     rf"(?:each|every|any|no|one|a\s+single)\s+(?:[\w-]+\s+)?{_PART_UNITS}|"

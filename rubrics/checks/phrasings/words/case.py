@@ -243,6 +243,12 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"letters\b|\band\s+in\s+(?:all\s+)?(?:capital\s+letters|uppercase(?:\s+letters)?)\b",
         _whole("uppercase"),
         kind="uppercase", example="in all caps", counter="all in lowercase"),
+    # caps lock named: "with caps lock on for the whole thing", "caps lock on, please"
+    Phrasing(
+        r"\b(?:with\s+(?:the\s+)?|keep\s+(?:the\s+)?)?caps[\s-]*lock\s+(?:on|turned\s+on|engaged|"
+        r"down)\b", _whole("uppercase"),
+        kind="uppercase", example="Reply with caps lock on for the whole thing.",
+        counter="Reply with caps lock off."),
     Phrasing(
         rf"{_ZH_WHOLE}(?:使用|用|采用|以|为|是)?(?:英文)?大写(?:字母|英文)?(?!的?(?:英文)?(?:单词"
         rf"|词))",

@@ -99,6 +99,11 @@ def _clause_before(m: re.Match[str]) -> str:
     return before[cuts[-1].end():] if cuts else before
 
 
+def negated_before(m: re.Match[str]) -> bool:
+    """Whether a negation precedes the match's verb in its clause ("must not mention ...")."""
+    return bool(_NEGATED.search(_clause_before(m)))
+
+
 def _words_of(m: re.Match[str]) -> list[str]:
     groups = m.groupdict()
     if groups.get("words"):
@@ -302,7 +307,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     # a second word and its count after the first: "... at least once and 'nutmeg' at least
     # twice"
     Phrasing(
-        rf"\band\s+(?P<words>{QUOTE_ITEM})\s+{TIMES_EN}", _second,
+        rf"\band\s+(?:the\s+{_NOUN}\s*)?(?P<words>{QUOTE_ITEM})\s+{TIMES_EN}", _second,
         kind="keyword", example="Use 'sun' at least twice and 'moon' at most once.",
         counter='Use the words "sun" and "moon" at least twice.'),
     Phrasing(

@@ -28,6 +28,7 @@ from rubrics.checks.phrasings.shared import (
     rules_of,
     zh_relation_of,
 )
+from rubrics.checks.phrasings.words.keywords import negated_before
 
 _I = re.I | re.S
 _ZH_NEGATION = (r"(?:不要|不能|不得|禁止|避免|不可|切勿|请勿|严禁|不允许|不准|不许|勿|切忌|杜绝|"
@@ -71,7 +72,8 @@ def _zh_words(m: re.Match[str]) -> list[str]:
 def _zh_used(polarity: str) -> Build:
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         words = _zh_words(m)
-        if polarity == "use" and _ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start()):
+        if polarity == "use" and (_ZH_NEGATED.search(m.string, max(0, m.start() - 4), m.start())
+                                  or m.group(0)[:1].isascii() and negated_before(m)):
             return []
         if polarity == "forbid":
             return [("forbidden_word", {"word": w}) for w in words]
