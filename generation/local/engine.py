@@ -14,8 +14,9 @@ regions. A second thread with a team of its own (a loader in a worker thread, an
 model) halves the decode rate; `one_openmp_thread` keeps such a thread out of the way.
 
 Two runners do the forward passes: `generation.local.llama.LlamaRunner` (Llama-family models
-on the CPU: int8 decode weights, a preallocated cache, real batching) and `HFRunner` (any
-transformers model, any device: one sequence at a time through the model's own forward).
+on the CPU: int8 decode weights, one preallocated cache for the batch, real batching) and
+`HFRunner` (any transformers model, any device: one sequence at a time through the model's own
+forward).
 """
 
 from __future__ import annotations

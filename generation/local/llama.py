@@ -6,12 +6,14 @@ compute; what it pays for is reading the weights (540 MB a token in fp32) and th
 per-layer overhead (transformers' cache growing by `torch.cat`, masks built every step). So
 this runner keeps the weights the step reads as int8 with a scale per output row (a quarter of
 fp32's bytes, run by torch's int8-weight kernel on bf16 activations), fuses q/k/v and
-gate/up into one matrix each, writes keys and values into a preallocated cache per sequence
-slot (grown by doubling), and steps every active sequence in one batch: two sequences cost
-little more than one, since the weights are read once for both. Prompts are processed in fp32
+gate/up into one matrix each, writes keys and values into one preallocated cache shared by
+every slot (a row each, grown by doubling), and steps every active sequence in one batch with
+one attention call per layer: two sequences cost little more than one, since the weights are
+read once for both and no step loops over the sequences. Prompts are processed in fp32
 (compute-bound, where fp32 kernels are fastest here).
 
-Shapes: B sequences, H query heads, G key/value heads, D head size, T cache positions.
+Shapes: B sequences, R cache rows, H query heads, G key/value heads, D head size, T cache
+positions.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class LlamaRunner:
         self.head_full = head
         self.head, self.head_scale = self._decode_weight(head)
         self.layers = [self._layer(layer) for layer in inner.layers]
-        self.slots: dict[int, _Slot] = {}
+        self.cache = _Cache(self)
 
     # -- weights -----------------------------------------------------------------------
 
@@ -125,22 +127,23 @@ class LlamaRunner:
     # -- slots ---------------------------------------------------------------------------
 
     def open(self, slot: int) -> None:
-        self.slots[slot] = _Slot(self, _FIRST_CAPACITY)
+        self.cache.open(slot)
 
     def close(self, slot: int) -> None:
-        self.slots.pop(slot, None)
+        self.cache.close(slot)
 
     def length(self, slot: int) -> int:
-        return self.slots[slot].length
+        return self.cache.lengths[slot]
 
     # -- forward ---------------------------------------------------------------------------
 
     def prefill(self, slot: int, ids: list[int]) -> Any:
         """Run `ids` after what the slot holds; the last position's logits [vocab] (fp32)."""
         torch = self.torch
-        state = self.slots[slot]
-        start = state.length
-        state.reserve(start + len(ids))
+        cache = self.cache
+        start = cache.lengths[slot]
+        cache.reserve(start + len(ids))
+        row = cache.rows[slot]
         x = self.embed[torch.tensor(ids)]                              # [S, hidden]
         positions = torch.arange(start, start + len(ids))
         cos, sin = self._rope(positions)                               # [S, D/2]
@@ -151,29 +154,42 @@ class LlamaRunner:
                 qkv = qkv + layer.qkv_bias
             q, k, v = self._split(qkv, len(ids))                       # [S, H|G, D]
             q, k = self._rotate(q, cos, sin), self._rotate(k, cos, sin)
-            state.write(index, start, k, v)
-            keys, values = state.read(index, start + len(ids), torch.float32)  # [G, T, D]
+            k, v = k.transpose(0, 1), v.transpose(0, 1)                # [G, S, D]
+            cache.keys[index, row, :, start:start + len(ids)] = k
+            cache.values[index, row, :, start:start + len(ids)] = v
+            if start:  # what the slot held before, then this prompt's own keys in fp32
+                k = torch.cat([cache.keys[index, row, :, :start].float(), k], dim=1)
+                v = torch.cat([cache.values[index, row, :, :start].float(), v], dim=1)
             out = torch.nn.functional.scaled_dot_product_attention(
-                q.transpose(0, 1).unsqueeze(0), keys.unsqueeze(0), values.unsqueeze(0),
+                q.transpose(0, 1).unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0),
                 attn_mask=self._causal(start, len(ids)), enable_gqa=True)  # [1, H, S, D]
             out = out[0].transpose(0, 1).reshape(len(ids), -1)
             x = x + self._linear(out, None, None, layer.o_full, False)
             h = self._norm(x, layer.norm2)
             x = x + self._mlp(h, layer, False)
-        state.length = start + len(ids)
+        cache.lengths[slot] = start + len(ids)
         last = self._norm(x[-1:], self.final_norm)
         return torch.nn.functional.linear(last, self.head_full)[0]
 
     def step(self, slots: list[int], tokens: list[int]) -> Any:
         """One new token per slot, all in one batch; logits [B, vocab] (fp32)."""
         torch = self.torch
-        states = [self.slots[s] for s in slots]
-        lengths = [s.length for s in states]
-        for state, length in zip(states, lengths, strict=True):
-            state.reserve(length + 1)
+        cache = self.cache
+        lengths = [cache.lengths[s] for s in slots]
+        end = max(lengths) + 1
+        cache.reserve(end)
         batch = len(slots)
         x = self.embed[torch.tensor(tokens)]                           # [B, hidden]
-        cos, sin = self._rope(torch.tensor(lengths))                   # [B, D/2]
+        positions = torch.tensor(lengths)
+        cos, sin = self._rope(positions)                               # [B, D/2]
+        rows = [cache.rows[s] for s in slots]
+        # The batch's rows of the cache: a view where they lie together in order, else a copy.
+        together = rows == list(range(rows[0], rows[0] + batch))
+        row_index = torch.tensor(rows)
+        # Shorter sequences see only their own positions; equal lengths need no mask.
+        mask = None
+        if min(lengths) != end - 1:
+            mask = (torch.arange(end)[None, :] <= positions[:, None])[:, None, None, :]
         for index, layer in enumerate(self.layers):
             h = self._norm(x, layer.norm1).to(self.act_dtype)
             qkv = self._linear(h, layer.qkv, layer.qkv_scale, None, True).float()
@@ -181,24 +197,24 @@ class LlamaRunner:
                 qkv = qkv + layer.qkv_bias
             q, k, v = self._split(qkv, batch)                          # [B, H|G, D]
             q, k = self._rotate(q, cos, sin), self._rotate(k, cos, sin)
-            for row, (state, length) in enumerate(zip(states, lengths, strict=True)):
-                state.write(index, length, k[row:row + 1], v[row:row + 1])
-            # Attention row by row over each sequence's own cache (views, no copies, no
-            # masks): the sequences in a batch have different lengths.
-            q = q.to(self.act_dtype).unsqueeze(2)                       # [B, H, 1, D]
-            rows = []
-            for row, (state, length) in enumerate(zip(states, lengths, strict=True)):
-                keys, values = state.read(index, length + 1, self.act_dtype)
-                rows.append(torch.nn.functional.scaled_dot_product_attention(
-                    q[row:row + 1], keys.unsqueeze(0), values.unsqueeze(0),
-                    enable_gqa=True))                                   # [1, H, 1, D]
-            out = rows[0] if batch == 1 else torch.cat(rows)
-            out = out.reshape(batch, -1)
+            keys, values = cache.keys[index], cache.values[index]      # [R, G, T, D]
+            keys[row_index, :, positions] = k.to(cache.dtype)
+            values[row_index, :, positions] = v.to(cache.dtype)
+            if together:
+                keys = keys[rows[0]:rows[0] + batch, :, :end]
+                values = values[rows[0]:rows[0] + batch, :, :end]
+            else:
+                keys = keys.index_select(0, row_index)[:, :, :end]
+                values = values.index_select(0, row_index)[:, :, :end]
+            out = torch.nn.functional.scaled_dot_product_attention(
+                q.to(cache.dtype).unsqueeze(2), keys, values, attn_mask=mask,
+                enable_gqa=True)                                        # [B, H, 1, D]
+            out = out.reshape(batch, -1).to(self.act_dtype)
             x = x + self._linear(out, layer.o, layer.o_scale, None, True).float()
             h = self._norm(x, layer.norm2).to(self.act_dtype)
             x = x + self._mlp(h, layer, True).float()
-        for state, length in zip(states, lengths, strict=True):
-            state.length = length + 1
+        for slot, length in zip(slots, lengths, strict=True):
+            cache.lengths[slot] = length + 1
         last = self._norm(x, self.final_norm).to(self.act_dtype)
         return self._linear(last, self.head, self.head_scale, None, True).float()
 
@@ -241,50 +257,51 @@ class LlamaRunner:
         return torch.arange(start + count)[None, :] <= (start + torch.arange(count))[:, None]
 
 
-class _Slot:
-    """One sequence's key/value cache: fp32 [layers, G, capacity, D] each, grown by doubling;
-    a bf16 copy is read when the decode weights are int8."""
+class _Cache:
+    """Every open slot's keys and values in one pair of tensors [layers, R, G, T, D], a row per
+    slot, so that a decode step attends over the whole batch in one call. Rows are reused as
+    slots close; both R and T grow by doubling, and all is freed once no slot is open."""
 
-    def __init__(self, runner: LlamaRunner, capacity: int) -> None:
+    def __init__(self, runner: LlamaRunner) -> None:
         self.runner = runner
-        self.length = 0
-        self.capacity = 0
+        self.dtype = runner.act_dtype
+        self.rows: dict[int, int] = {}      # slot -> row
+        self.lengths: dict[int, int] = {}   # slot -> positions held
         self.keys: Any = None
         self.values: Any = None
-        self._cast: dict[Any, tuple[Any, Any]] = {}
-        self.reserve(capacity)
+        self.capacity = 0
+
+    def open(self, slot: int) -> None:
+        taken = set(self.rows.values())
+        self.rows[slot] = next(row for row in range(len(taken) + 1) if row not in taken)
+        self.lengths[slot] = 0
+        self._grow(max(self.rows.values()) + 1, max(self.capacity, _FIRST_CAPACITY))
+
+    def close(self, slot: int) -> None:
+        self.rows.pop(slot, None)
+        self.lengths.pop(slot, None)
+        if not self.rows:
+            self.keys = self.values = None
+            self.capacity = 0
 
     def reserve(self, needed: int) -> None:
-        if needed <= self.capacity:
+        if needed > self.capacity:
+            capacity = self.capacity
+            while capacity < needed:
+                capacity *= 2
+            self._grow(self.keys.shape[1], capacity)
+
+    def _grow(self, rows: int, capacity: int) -> None:
+        held = 0 if self.keys is None else self.keys.shape[1]
+        if rows <= held and capacity <= self.capacity:
             return
         torch = self.runner.torch
-        capacity = max(_FIRST_CAPACITY, self.capacity)
-        while capacity < needed:
-            capacity *= 2
-        shape = (len(self.runner.layers), self.runner.kv_heads, capacity, self.runner.head_dim)
-        keys, values = torch.zeros(shape), torch.zeros(shape)
+        rows = max(rows, 2 * held) if rows > held else held
+        shape = (len(self.runner.layers), rows, self.runner.kv_heads, capacity,
+                 self.runner.head_dim)
+        keys = torch.zeros(shape, dtype=self.dtype)
+        values = torch.zeros(shape, dtype=self.dtype)
         if self.keys is not None:
-            keys[:, :, :self.capacity] = self.keys
-            values[:, :, :self.capacity] = self.values
+            keys[:, :held, :, :self.capacity] = self.keys
+            values[:, :held, :, :self.capacity] = self.values
         self.keys, self.values, self.capacity = keys, values, capacity
-        self._cast = {}
-        if self.runner.act_dtype != torch.float32:
-            dtype = self.runner.act_dtype
-            self._cast[dtype] = (keys.to(dtype), values.to(dtype))
-
-    def write(self, layer: int, start: int, k: Any, v: Any) -> None:
-        """k, v [S, G, D] at positions start .. start + S."""
-        end = start + k.shape[0]
-        self.keys[layer, :, start:end] = k.transpose(0, 1)
-        self.values[layer, :, start:end] = v.transpose(0, 1)
-        for keys, values in self._cast.values():
-            keys[layer, :, start:end] = k.transpose(0, 1)
-            values[layer, :, start:end] = v.transpose(0, 1)
-
-    def read(self, layer: int, end: int, dtype: Any) -> tuple[Any, Any]:
-        """[G, end, D] keys and values, in `dtype`."""
-        if dtype in self._cast:
-            keys, values = self._cast[dtype]
-        else:
-            keys, values = self.keys, self.values
-        return keys[layer, :, :end], values[layer, :, :end]

@@ -389,6 +389,37 @@ def test_the_compact_decoder_matches_the_model_and_batches_without_changing_a_ro
                                   atol=tolerance)
 
 
+def test_the_shared_cache_reuses_rows_grows_and_steps_rows_apart(model_dir):
+    from generation.local.llama import _FIRST_CAPACITY, LlamaRunner
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    prompt = [5, 17, 42, 9, 33, 61]
+    with torch.inference_mode():
+        runner = LlamaRunner(model, "int8")
+        for slot in (0, 1, 2):
+            runner.open(slot)
+            runner.prefill(slot, prompt[:slot + 3])
+        runner.close(1)  # slots 0 and 2 now sit on rows 0 and 2, apart
+        apart = runner.step([2, 0], [7, 8])
+        for row, (slot, token) in enumerate(((2, 7), (0, 8))):
+            alone = LlamaRunner(model, "int8")
+            alone.open(0)
+            alone.prefill(0, prompt[:slot + 3])
+            assert torch.allclose(alone.step([0], [token])[0], apart[row], atol=5e-2)
+        runner.open(3)  # takes the free row
+        assert runner.cache.rows[3] == 1
+        runner.prefill(3, prompt)
+        # past the first capacity: the cache doubles and keeps what it held
+        long = list(range(10, 10 + _FIRST_CAPACITY))
+        runner.prefill(3, long)
+        assert runner.cache.capacity == 2 * _FIRST_CAPACITY
+        whole = model(input_ids=torch.tensor([prompt + long + [7]])).logits[0, -1]
+        assert torch.allclose(runner.step([3], [7])[0], whole, atol=5e-2)
+        for slot in (0, 2, 3):
+            runner.close(slot)
+        assert runner.cache.keys is None  # all freed once no slot is open
+
+
 async def test_two_requests_at_once_decode_in_one_batch(model_dir):
     backend = LocalBackend(str(model_dir), device="cpu", max_new_tokens=24, model_name="tiny",
                            concurrency=2)
