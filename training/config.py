@@ -17,6 +17,8 @@ PRECISIONS = ("auto", "bf16", "fp32")
 VLLM_MODES = ("auto", "off", "colocate", "server")
 CHECKPOINTING = ("auto", "on", "off")
 GENERATION_CACHES = ("dynamic", "static")
+ROLLOUT_ENGINES = ("auto", "local", "transformers")
+ROLLOUT_WEIGHTS = ("int8", "float32")
 SELECTIONS = ("none", "margin")
 REFERENCE_SCHEDULES = ("dynamic", "best")
 R3_POLICIES = ("current", "ref")
@@ -194,6 +196,13 @@ class GspoConfig(TrainConfig):
     vllm_mode: str = option("auto", "generation: auto (colocated vLLM when importable and a GPU "
                             "is present, else transformers' batched generate), off, colocate, "
                             "server", choices=VLLM_MODES)
+    rollouts: str = option("auto", "without vLLM, who decodes the completions: auto (redraft's "
+                           "local engine for a Llama-family model on the CPU, else transformers' "
+                           "generate), local, transformers", choices=ROLLOUT_ENGINES)
+    rollout_weights: str = option("int8", "the local engine's weights for the completions: "
+                                  "int8 (a quantised copy of the policy, about 1.5x as fast on "
+                                  "the CPU) or float32 (the policy's own, sampled exactly)",
+                                  choices=ROLLOUT_WEIGHTS)
     paged_generation: bool = option(False, "without vLLM, decode with transformers' continuous "
                                     "batching and a paged KV cache instead of batched "
                                     "generate (half as fast on an H100 at G = 8, 256 tokens)")
@@ -248,6 +257,10 @@ class GspoConfig(TrainConfig):
         if self.paged_generation and self.vllm_mode in ("colocate", "server"):
             raise UsageError(f"--paged-generation is transformers' decoding: it does not apply "
                              f"with --vllm-mode {self.vllm_mode}")
+        if self.rollouts == "local" and (self.vllm_mode in ("colocate", "server")
+                                         or self.paged_generation):
+            raise UsageError("--rollouts local decodes on redraft's local engine: it does not "
+                             "apply with --vllm-mode colocate/server or --paged-generation")
         if self.vllm_mode == "server" and not self.vllm_url:
             raise UsageError("--vllm-mode server needs --vllm-url")
         if self.uses_judge:

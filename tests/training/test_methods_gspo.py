@@ -115,9 +115,11 @@ def test_r3_with_a_frozen_reference_uses_dros_loss_settings(dataset_dir, tiny_mo
 
 def test_a_generation_batch_larger_than_the_training_batch(dataset_dir, tiny_model_dir,
                                                            tmp_path):
-    """4 completions generated at once feed two optimiser steps of 2: one generation."""
+    """4 completions generated at once feed two optimiser steps of 2: one generation (on
+    transformers' generate when asked, instead of the local engine)."""
     run = gspo(dataset_dir, tiny_model_dir, tmp_path / "g", None, "--reward", "r3",
-               "--eval-prompts", "0", "--generation-batch-size", "4")
+               "--eval-prompts", "0", "--generation-batch-size", "4", "--rollouts",
+               "transformers")
     summary = run["summary"]
     assert summary["steps"] == 2 and summary["completions"] == 4
     assert summary["generation"] == "transformers"      # no GPU here: no paged generation

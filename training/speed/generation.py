@@ -7,6 +7,8 @@
   On an H100 (Qwen2.5-0.5B's shape, G = 8, 256 tokens) it gave 0.62 completions/s where
   transformers' continuous batching with a paged KV cache gave 0.30, so paging is opt-in
   (`--paged-generation`).
+- `--rollouts` (auto) decodes them on redraft's local engine instead where it can
+  (`training.speed.rollouts`: a Llama-family model on the CPU, no LoRA).
 - `--generation-cache static` preallocates the KV cache; `--compile-generation` (which implies
   it) lets transformers compile the decoding step on CUDA. Neither has been measured yet, so
   both are off by default.
@@ -44,8 +46,28 @@ def generation_settings(config: Any) -> dict[str, Any]:
     return settings
 
 
-def generation_name(settings: dict[str, Any]) -> str:
-    """What the report calls the generation `settings` chose."""
+def local_rollouts(config: Any, model: Any, settings: dict[str, Any]) -> Any:
+    """TRL's `rollout_func` on the local engine when `--rollouts` and the model allow it, else
+    None (an exit-2 error when `--rollouts local` was asked of a model it cannot decode)."""
+    from training.speed.rollouts import EngineRollouts, usable
+
+    if config.rollouts == "transformers" or settings.get("use_vllm") \
+            or settings.get("use_transformers_continuous_batching"):
+        return None
+    if not usable(model) or config.lora:
+        if config.rollouts == "local":
+            raise UsageError("--rollouts local needs a Llama-family model (Llama, SmolLM2, "
+                             "Qwen2, Mistral) trained on the CPU without --lora")
+        return None
+    return EngineRollouts(temperature=config.temperature, top_p=config.top_p,
+                          top_k=config.top_k, max_tokens=config.max_completion_length,
+                          seed=config.seed, weights=config.rollout_weights)
+
+
+def generation_name(settings: dict[str, Any], rollouts: Any = None) -> str:
+    """What the report calls the generation `settings` (and rollout function) chose."""
+    if rollouts is not None:
+        return "local-engine"
     if settings.get("use_vllm"):
         return "vllm-" + settings["vllm_mode"]
     if settings.get("use_transformers_continuous_batching"):

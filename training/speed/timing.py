@@ -105,5 +105,7 @@ def time_steps(trainer: Any) -> StepTimes:
         method = getattr(trainer, name, None)
         if callable(method):
             setattr(trainer, name, times.timed(method, part))
+    if getattr(trainer, "rollout_func", None) is not None:  # completions decoded off TRL's path
+        trainer.rollout_func = times.timed(trainer.rollout_func, "generation")
     trainer.add_callback(times)
     return times

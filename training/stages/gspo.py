@@ -3,15 +3,17 @@
 `importance_sampling_level="sequence"` makes TRL's GRPO the GSPO objective; `loss_type="grpo"`
 is set explicitly (TRL 1.16 otherwise uses "dapo"). The reward comes from the registry
 (`--reward`, default the checklist score from the judge). Generation runs on vLLM when it is
-importable and a GPU is present (or as `--vllm-mode` says), else on transformers' batched
-`generate` (training.speed.generation); a step's completions are scored concurrently. TRL has no
-resampling of zero-variance groups in this version: their share is logged
+importable and a GPU is present (or as `--vllm-mode` says), else on redraft's local engine for a
+Llama-family model on the CPU (`--rollouts`, training.speed.rollouts), else on transformers'
+batched `generate` (training.speed.generation); a step's completions are scored concurrently.
+TRL has no resampling of zero-variance groups in this version: their share is logged
 (`frac_reward_zero_std`) and reported.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,12 @@ from training.rewards import make_reward, r3_filter
 from training.rewards.checklist import stored_checks
 from training.rewards.judge import Judge
 from training.speed.batch import with_batch
-from training.speed.generation import compile_decoding, generation_name, generation_settings
+from training.speed.generation import (
+    compile_decoding,
+    generation_name,
+    generation_settings,
+    local_rollouts,
+)
 from training.speed.timing import time_steps
 from training.stages.checkpoints import FINAL, save_final
 from training.stages.holdout import decode_columns, encode_columns, holdout_reward
@@ -173,10 +180,15 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
     args = trl_arguments(GRPOConfig, config, out, dtype,
                          **{**fields, **getattr(reward, "config_overrides", {})})
     dataset = Dataset.from_list([encode_columns(r) for r in train_rows])
-    trainer = GRPOTrainer(model=model, reward_funcs=[DecodedReward(reward)], args=args,
-                          train_dataset=dataset, processing_class=tokenizer,
-                          peft_config=lora_config(config),
-                          callbacks=list(getattr(reward, "callbacks", [])))
+    rollouts = local_rollouts(config, model, generation)
+    with warnings.catch_warnings():
+        # TRL marks `rollout_func` experimental; the report says which decoder ran
+        warnings.filterwarnings("ignore", message=r"You are using 'rollout_func'")
+        trainer = GRPOTrainer(model=model, reward_funcs=[DecodedReward(reward)], args=args,
+                              train_dataset=dataset, processing_class=tokenizer,
+                              peft_config=lora_config(config),
+                              callbacks=list(getattr(reward, "callbacks", [])),
+                              rollout_func=rollouts)
     speed["compiled_decoding"] = compile_decoding(trainer, config)
     times = time_steps(trainer)
     before = holdout_reward(trainer.model, tokenizer, holdout_rows, reward,
@@ -198,7 +210,7 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
                                   "prompts": before["prompts"]},
                "reward_stats": stats,
                "zero_std_group_share": sum(zero_std) / len(zero_std) if zero_std else None,
-               "generation": generation_name(generation),
+               "generation": generation_name(generation, rollouts),
                "generation_batch": args.generation_batch_size,
                "speed": speed, "time": times.report(),
                "rows": {"train": len(train_rows), "holdout": len(holdout_rows)},
