@@ -213,6 +213,11 @@ def _is_count(check: Check) -> bool:
     return "relation" in check.params
 
 
+def _counted(check: Check) -> dict[str, Any]:
+    """A count's params besides its bound: what is counted (the word, letter, divider...)."""
+    return {k: v for k, v in check.params.items() if k not in ("relation", "n", "upper")}
+
+
 def _shares_a_number(one: Check, other: Check) -> bool:
     """Whether two counts state a number in common: the same number read twice (the "3
     words" of "at least 3 key words in bold"), not two requirements side by side ("字数800字
@@ -271,8 +276,8 @@ def _canonical(request: str, checks: list[Check]) -> list[Check]:
     groups: dict[tuple[str, str], list[Check]] = {}
     for check in checks:
         if _is_count(check) and check.params["relation"] in ("at least", "at most"):
-            rest = {k: v for k, v in check.params.items() if k not in ("relation", "n", "upper")}
-            groups.setdefault((check.kind, json.dumps(rest, sort_keys=True)), []).append(check)
+            groups.setdefault((check.kind, json.dumps(_counted(check), sort_keys=True)),
+                              []).append(check)
     merged: dict[int, Check | None] = {}
     for group in groups.values():
         floors = [c for c in group if c.params["relation"] == "at least"]
@@ -302,11 +307,9 @@ def _implied(check: Check, checks: list[Check]) -> bool:
     if not _is_count(check) or check.params["relation"] != "at least" or check.params["n"] != 1:
         return False
     unnumbered = not _A_NUMBER.search(check.quote)
-    rest = {k: v for k, v in check.params.items() if k not in ("relation", "n", "upper")}
     return any(other is not check and other.kind == check.kind and other.params["n"] >= 1
                and (unnumbered or other.params["relation"] != "at most")
-               and {k: v for k, v in other.params.items()
-                    if k not in ("relation", "n", "upper")} == rest for other in checks)
+               and _counted(other) == _counted(check) for other in checks)
 
 
 def _quote_between(request: str, first: str, second: str) -> str:
@@ -326,12 +329,10 @@ def _overlapping_count(at: int, check: Check, start: int, other: Check) -> bool:
     the same number was read from, as "exactly" where the first states a relation: one
     requirement read twice ("at least 10 sentences long": "at least 10 sentences", then "10
     sentences long"); the first, with its relation, stands."""
-    rest = ("relation", "n", "upper")
     return (check.kind == other.kind and _is_count(check) and start < at
             < start + len(other.quote) and check.params["relation"] == "exactly"
             and other.params["relation"] != "exactly" and check.params["n"] == other.params["n"]
-            and {k: v for k, v in check.params.items() if k not in rest}
-            == {k: v for k, v in other.params.items() if k not in rest})
+            and _counted(check) == _counted(other))
 
 
 def _beside_intro_outro(request: str, at: int) -> bool:
