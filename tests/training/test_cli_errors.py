@@ -259,3 +259,17 @@ def test_generation_batch_must_fit_the_batch_and_the_group(capsys, dataset_dir, 
                    "--generation-batch-size", "40"],
           "training prompts make 0 steps: one step takes 20 (--generation-batch-size 40 / "
           "--num-generations 2)", out)
+
+
+def test_local_rollouts_where_the_local_engine_cannot_decode(capsys, dataset_dir,
+                                                             tiny_model_dir, tmp_path):
+    out = tmp_path / "out"
+    base = ["gspo", "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+            str(out), "--reward", "r3", "--num-generations", "2", "--batch-size", "2",
+            "--rollouts", "local"]
+    fails(capsys, [*base, "--paged-generation"],
+          "--rollouts local decodes on redraft's local engine: it does not apply with "
+          "--vllm-mode colocate/server or --paged-generation", out)
+    fails(capsys, [*base, "--lora"],
+          "--rollouts local needs a Llama-family model (Llama, SmolLM2, Qwen2, Mistral) trained "
+          "on the CPU without --lora", out)
