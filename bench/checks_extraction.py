@@ -12,8 +12,9 @@ corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before th
 ever ran on them (see tests/data/checks/SOURCE.md), `phrasings_heldout` (kind-level, as
 `outofsource`) on requests in other wordings written blind to the rules
 (`phrasings_heldout.jsonl`; its errors have since corrected the rules) and
-`phrasings_heldout2` on a second such set written after that and never used to correct them
-(`phrasings_heldout2.jsonl`), `short` on the short
+`phrasings_heldout2` and `phrasings_heldout3` on two more such sets, each written after the
+rules were corrected on the one before (`phrasings_heldout2.jsonl`, `phrasings_heldout3.jsonl`;
+SOURCE.md says what each has been used for since), `short` on the short
 instruction-following requests of `verifiable_short.jsonl` and `phrasings` on the requests
 written for the phrasings' development (`phrasings_dev.jsonl`: every kind in many wordings,
 with negatives), whatever --data names. `outofsource` is the out-of-source set
@@ -54,6 +55,7 @@ PHRASINGS = DATA.parent / "phrasings_dev.jsonl"
 OUTOFSOURCE = DATA.parent / "outofsource.jsonl"
 PHRASINGS_HELDOUT = DATA.parent / "phrasings_heldout.jsonl"
 PHRASINGS_HELDOUT2 = DATA.parent / "phrasings_heldout2.jsonl"
+PHRASINGS_HELDOUT3 = DATA.parent / "phrasings_heldout3.jsonl"
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -255,6 +257,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--phrasings-heldout2", type=Path, default=PHRASINGS_HELDOUT2,
                    help="a second such file, written after the first one's errors were "
                         "corrected (kind-level figures)")
+    p.add_argument("--phrasings-heldout3", type=Path, default=PHRASINGS_HELDOUT3,
+                   help="a third, written after the second one was measured (kind-level "
+                        "figures)")
     p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
@@ -278,10 +283,11 @@ def main(argv: list[str] | None = None) -> None:
             report[key] = held_out_figures(path)
     if args.outofsource.is_file():
         report["outofsource"] = out_of_source_figures(args.outofsource)
-    if args.phrasings_heldout.is_file():
-        report["phrasings_heldout"] = out_of_source_figures(args.phrasings_heldout)
-    if args.phrasings_heldout2.is_file():
-        report["phrasings_heldout2"] = out_of_source_figures(args.phrasings_heldout2)
+    for key, path in (("phrasings_heldout", args.phrasings_heldout),
+                      ("phrasings_heldout2", args.phrasings_heldout2),
+                      ("phrasings_heldout3", args.phrasings_heldout3)):
+        if path.is_file():
+            report[key] = out_of_source_figures(path)
     if args.agent_url and args.agent_model:
         subset = rows[:args.limit] if args.limit else rows
         found, said = asyncio.run(_agent_checks(subset, args.agent_url, args.agent_model,

@@ -14,12 +14,15 @@ Rules the labels of `tests/data/checks/` follow too:
   ("- 标题：20字以内"), in parentheses after a part's name ("引言（300字）、主要事迹（2000字
   左右）", "- Main slogan (10-15 words)"), or in the first clause of a numbered item of a list
   of contents ("包含以下内容：1) 活动规划需包含……四大板块"); unless the label or name is the
-  length, the requirements or the body, or the length is said to be the total;
+  length, the requirements or the body, a line's label is the task or the response's language
+  ("Homework: a diary entry ...", "In Turkish: ..."), or the length is said to be the total;
 - nor is a length said to be for one named part ("approximately 4,000 words for the main
   analysis section", "the introduction section should be about 200 words"), unless the part
   named is the body or the whole; nor a length, count or keyword whose clause has a part as
   its subject ("the subject line should be ... no longer than 6 words", "no paragraph may
-  exceed 120 words", "Every bullet must contain the word 'community'");
+  exceed 120 words", "Every bullet must contain the word 'community'"), unless that part is
+  the one text the request asks for ("Write a caption ... Keep the caption under 20 words");
+  a reading inside a part's words is the part's too;
 - when the request asks for several versions ("长版……短版……", "每个版本", "a long version
   and a short version"), a length in a clause naming a version is that version's: skipped;
 - when the request asks for several texts ("撰写20条用户评价", "Write 5 reviews"), a length
@@ -31,7 +34,12 @@ Rules the labels of `tests/data/checks/` follow too:
 - of two lengths no text can meet together ("1000-1200字" and "中间600-700字"), the lower
   is a part's: dropped;
 - a count of Chinese characters (N字) is `char_count`; a count of words is `word_count`
-  (an English length asked in Chinese, "不超过八十个单词", too);
+  (an English length asked in Chinese, "不超过八十个单词", too); a length in characters asked
+  in English ("under 30 Chinese characters", "Length: 120–150 characters") is `char_count`
+  when the response is to be Chinese (the unit says so, or the request asks for Chinese
+  anywhere), and no length otherwise ("a tweet under 280 characters"); beside a response
+  language other than Chinese ("in Japanese, under 100 characters", "用日语写……200字以内")
+  there is no `char_count`, which counts Han characters only;
 - "N or more", "no fewer than N" are `at least N`; "N or fewer", "N words max", "tops N",
   "word limit: N" and a negated strict bound ("don't go over N words", "must not contain more
   than N bullet points", "Under no circumstances should it go over N words") are `at most N`;
@@ -42,9 +50,11 @@ Rules the labels of `tests/data/checks/` follow too:
   no less" is exactly);
 - a count of spans to highlight or set in bold with no qualifier ("highlight 3 sections",
   "bold the key terms": 1) is `at least` that many, and so are placeholders with no number
-  but an example in brackets ("leave spots like [name] for me to fill in": 1); beside a bound
-  of the same count no number states, that floor goes ("placeholders like [Company] where
-  needed, but no more than 3 of them": at most 3);
+  but an example in brackets ("leave spots like [name] for me to fill in": 1) or what is left
+  to fill in said to go in brackets ("anything I still have to fill in goes in brackets": 1);
+  beside a bound of the same count no number states, that floor goes ("placeholders like
+  [Company] where needed, but no more than 3 of them": at most 3); "each blank ..., and
+  include ten of them" counts the blanks (exactly 10), not blanks per part;
 - N parts each under a heading of their own ("in 4 sections, each with a ## heading", "one
   heading per subsection, 2 subsections") are N headings, besides the parts' own count;
 - sections each opened by a word and their number ("each introduced by the word ARTICLE
@@ -66,7 +76,13 @@ Rules the labels of `tests/data/checks/` follow too:
   forbidden words where a negation precedes the verb in its clause ("do not use the words
   ..."); a language is the response's when the response, or the verb of answering, is said
   to be in it, or the text asked for is named by it ("Write a German-language product
-  description"; not a topic, a translation target or an adjective: "in French schools");
+  description", "need a Chinese blurb"; not a topic, a translation target or an adjective:
+  "in French schools", "a German translation of this note", "a French toast recipe"), or by
+  the people it is for when every people and country the request names speaks that one
+  language ("for my Brazilian readers, in their language"; not "Swiss readers");
+- the whole reply as JSON however it is said ("Respond with a JSON object", "Machine-readable
+  JSON only", "Output: JSON") is `json`; JSON as a topic, given, allowed inside prose or the
+  output of code the request asks for ("Write a script ... Output: JSON") is none;
 - a number of list items is a count when the list's style is named ("an ordered list of five
   steps", "用项目符号列出三点"), not when it is not ("give me 10 name ideas"); a range of
   them ("3-5 bullet points") is `between`;
@@ -189,7 +205,12 @@ def _not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any
                                          or _FORM_QUESTION.fullmatch(_sentence(text, match)))
 
 def _found(text: str) -> Iterator[tuple[int, Check]]:
+    """Every rule's readings the response is asked for, with where each starts. A reading
+    inside words read as one part's is that part's too: "keep the headline to no more than 10
+    words" is the headline's, and so is the bare "10 words" inside it."""
     several = asks_for_several(text)
+    asked: list[tuple[re.Match[str], str, dict[str, Any]]] = []
+    parts: list[tuple[str, int, int]] = []
     for pattern, build in RULES:
         for match in pattern.finditer(text):
             each = per_item(text, match)
@@ -197,13 +218,19 @@ def _found(text: str) -> Iterator[tuple[int, Check]]:
                 if each and kind not in EACH_FREE_KINDS:
                     continue
                 params = negated_bound(text, match, bounded_after(text, match, params))
-                if of_a_part(text, match, kind, several) or _not_asked(text, match, kind, params):
-                    continue
-                try:
-                    yield match.start(), Check(kind=kind, params=params, source="prepass",
-                                               quote=" ".join(match.group(0).split())[:QUOTE_CHARS])
-                except (ParamsInvalid, ValueError):
-                    continue
+                if of_a_part(text, match, kind, several):
+                    parts.append((kind, *match.span()))
+                elif not _not_asked(text, match, kind, params):
+                    asked.append((match, kind, params))
+    for match, kind, params in asked:
+        if any(kind == of and start <= match.start() and match.end() <= end
+               for of, start, end in parts):
+            continue
+        try:
+            yield match.start(), Check(kind=kind, params=params, source="prepass",
+                                       quote=" ".join(match.group(0).split())[:QUOTE_CHARS])
+        except (ParamsInvalid, ValueError):
+            continue
 
 
 QUOTE_CHARS = 400
@@ -256,6 +283,14 @@ def _whole_lengths(checks: list[Check]) -> list[Check]:
     600-700字", the middle part's), not the response's: dropped."""
     return [c for c in checks if not (c.kind in LENGTH_KINDS and any(
         other.kind == c.kind and _span(other)[0] > _span(c)[1] for other in checks))]
+
+
+def _han_lengths(checks: list[Check]) -> list[Check]:
+    """A `char_count` counts Han characters: beside a response language other than Chinese
+    ("用日语写……200字以内": Japanese, whose kana it skips; English, whose letters it does not
+    see) it cannot be verified: dropped."""
+    other = any(c.kind == "language" and c.params["language"] != "zh" for c in checks)
+    return [c for c in checks if not (other and c.kind == "char_count")]
 
 
 # JSON named as a topic: "explain JSON simply", "what is JSON?"
@@ -375,7 +410,7 @@ def prepass(request: str) -> tuple[Check, ...]:
     if mark:
         checks = [c.model_copy(update={"params": {**c.params, "divider": mark}})
                   if c.kind == "paragraph_count" else c for c in checks]
-    checks = _canonical(request, _whole_lengths(_without_misreadings(checks)))
+    checks = _canonical(request, _han_lengths(_whole_lengths(_without_misreadings(checks))))
     marked = {(c.params["relation"], c.params["n"]) for c in checks
               if c.kind == "section_count" and c.params["marker"]}
     return tuple(c for c in checks if not (

@@ -3,6 +3,8 @@ the function that turns its match into (kind, params), kept in one module per fa
 kinds, in English and Chinese alike:
 
 - `lengths`: word_count, char_count;
+- `characters`: char_count asked in English for a Chinese response ("under 30 Chinese
+  characters", "Length: 120–150 characters" beside "Language: Chinese");
 - `letters`: letter_frequency;
 - `parts`: paragraph_count, sentence_count, section_count (and other units counted the same
   way: "in 5 bullet points", "3 headings", "3 placeholders");
@@ -10,7 +12,8 @@ kinds, in English and Chinese alike:
 - `lists`: bullet_count, numbered_count, heading_count;
 - `case`: lowercase, uppercase, capital_word_count;
 - `edges`: starts_with, ends_with;
-- `language`: language;
+- `language`: language; `language_people`: language named by the people the text is for
+  ("for my Brazilian readers, in their language");
 - `keywords` (English) and `keywords_zh` (Chinese and mixed): keyword, forbidden_word;
 - `marks`: placeholder_count, highlight_count;
 - `formats`: no_commas, postscript, json, xml_tag, field_marker, quoted, title.
@@ -27,9 +30,11 @@ from __future__ import annotations
 from types import ModuleType
 
 from rubrics.checks.phrasings import (
+    characters,
     edges,
     formats,
     language,
+    language_people,
     lengths,
     lists,
     marks,
@@ -41,8 +46,9 @@ from rubrics.checks.phrasings.words import case, keywords, keywords_zh, letters
 from rubrics.checks.phrasings.words.case import PART_OF
 
 # the modules whose rules the pre-pass runs, by kind family
-MODULES: tuple[ModuleType, ...] = (lengths, letters, parts, sections, lists, marks, formats,
-                                   language, case, edges, keywords, keywords_zh)
+MODULES: tuple[ModuleType, ...] = (lengths, characters, letters, parts, sections, lists, marks,
+                                   formats, language, language_people, case, edges, keywords,
+                                   keywords_zh)
 
 RULES: tuple[tuple[Matcher, Build], ...] = tuple(rule for module in MODULES
                                                  for rule in module.RULES)

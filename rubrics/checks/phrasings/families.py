@@ -44,6 +44,10 @@ _NOT_ITEMS = (r"(?!\s*(?:个)?\s*(?:words?|sentences?|characters?|letters?|minut
 _PER_AFTER = re.compile(r"\s*(?:[\w-]+\s+){0,2}?(?:per|each|apiece|for\s+each|in\s+each|every)"
                         r"\b|\s*(?:每|/\s*(?:each|per))", re.I)
 _PER_BEFORE = re.compile(r"(?:每|\beach|\bper|\bevery)\s*[^\s,.;，。；]{0,6}\s*$", re.I)
+# "each" right before the noun a later count refers back to: every one of the things counted
+# ("Show each blank as a word in square brackets, ... and include ten of them"), not a count
+# per part
+_EVERY_ONE = re.compile(r"\b(?:each|every)\s+$", re.I)
 # the end of a range before a number: "3-5", "between 3 and 5", "3 or 4"
 _RANGE_BEFORE = re.compile(r"(?:[-–—~/\d]\s*|\b(?:to|or|and)\s+)$", re.I)
 # a count right after a part of a song or poem is that part's: "主歌至少2段"
@@ -100,6 +104,12 @@ _ITEM = (r"(?:\s*(?:个|条|项|点|步)\s*[\u4e00-\u9fff]{0,4}|\s+(?:[\w-]+\s+)
          r"of\s+them|in\s+total|total|to\s+the\s+list)\b)")
 
 
+# the words between a noun and a count said of it: any but a sentence's end, or examples in
+# parentheses whole ("placeholders wherever a detail is unknown (e.g. [launch date], [price]),
+# but no more than 6 of them")
+_GAP = r"(?:[^.!?。！？\n]|[(（][^()（）\n]{1,80}[)）])"
+
+
 def _first_number(m: re.Match[str]) -> str:
     return "n1" if m.groupdict().get("n1") else "n"
 
@@ -118,8 +128,10 @@ def _counted(kind: str, *, bare_english_paragraphs: bool = True) -> Build:
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         groups = m.groupdict()
         text, noun, qualified = m.string, groups.get("noun") or "", groups.get("q")
-        if _PER_AFTER.match(text, m.end()) or _PER_BEFORE.search(text[max(0, m.start() - 12):
-                                                                      m.start()]):
+        every_one = groups.get("noun") is not None and m.start("noun") == m.start() \
+            and _EVERY_ONE.search(text, 0, m.start())
+        if _PER_AFTER.match(text, m.end()) or not every_one and _PER_BEFORE.search(
+                text[max(0, m.start() - 12):m.start()]):
             return []
         if groups.get("n1") and m.start("n1") == m.start() and _RANGE_BEFORE.search(
                 text, max(0, m.start() - 6), m.start()):
@@ -165,8 +177,8 @@ def _family_rules(kind: str) -> Iterator[tuple[str, str, Build]]:
                  rf"(?P<noun>{noun})(?:\s*(?:count|number|数量|数))?\s*[:：]\s*{COUNT}"
                  r"(?!\s*(?:words?|字|sentences?))"), _counted(kind)
     # the noun, then its count in the same sentence: "..., at least five of them", "共4个"
-    yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-])[^.!?。！？\n]{{0,60}}?"
-                 r"(?:[,，;；]|\s?[—–]|\s-\s)\s*(?:and\s+)?(?:there\s+should\s+be\s+|(?:I|we)\s+(?:need|want|require)\s+|"
+    yield noun, (rf"(?P<noun>{noun})(?![A-Za-z-]){_GAP}{{0,60}}?"
+                 r"(?:[,，;；]|\s?[—–]|\s-\s)\s*(?:(?:and|but)\s+)?(?:there\s+should\s+be\s+|(?:I|we)\s+(?:need|want|require)\s+|"
                  r"(?:put\s+in|include|add|use|leave|give\s+me|make\s+it|have)\s+|"
                  r"(?:一共|总共|共)\s*)?"
                  rf"{COUNT}{_NOT_ITEMS}(?P<tail>\s*(?:个|处|"

@@ -1,14 +1,19 @@
 """The forms code reads off the whole response, each a flag or a name: no commas ("without
 any commas", "commas are not allowed", "comma-free", "不要使用逗号", "逗号一律不得使用"), a
 P.S. or P.P.S., JSON ("in JSON format", "return valid JSON", "as one JSON document", "convert
-my list into json", "以JSON格式输出", "输出必须是合法的JSON"), an XML tag to answer inside
+my list into json", "Respond with a JSON object", "the reply must consist solely of a JSON
+document", "format your entire response as JSON", "Machine-readable JSON only", "Output: JSON",
+"以JSON格式输出", "输出必须是合法的JSON": the whole reply as JSON), an XML tag to answer inside
 ("inside <answer> tags", "wrapped in <summary></summary>"), every [[ ## name ## ]] field marker
 the request writes, bar a DSPy-style prompt's input fields and a marker in a sentence about
 the user's own template, the whole response in double quotes ("put the whole reply in
 quotation marks", "your answer should be surrounded by double quotes", "请将整个回答用双引号
-括起来"), a <<title>>, and a JSON Schema the request gives (`json_schemas`).
+括起来"), a <<title>>, and a JSON Schema the request gives (`json_schemas`: "return JSON
+that follows this schema: {...}", "as JSON matching {...}", "validates against: {...}").
 
-A form named as a topic ("explain when a comma is not allowed", "what is JSON?") is no check:
+A form named as a topic ("explain when a comma is not allowed", "what is JSON?", "compare JSON
+and YAML"), JSON the request gives ("convert this JSON into a table", "what's wrong with this
+json?") or allows inside prose ("you may include one small JSON example") is no check:
 the pre-pass drops it; nor are quotation marks asked of a part ("quotation marks around the
 book titles"), nor a P.S. that opens a paragraph of the request (the user's own)."""
 
@@ -92,6 +97,29 @@ def _wrapped(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     return [("quoted", {})]
 
 
+# --- the whole reply as JSON, said other ways
+# JSON as the reply's form ("a JSON object", "a well-formed JSON document", "pure JSON"), not a
+# thing about it ("a JSON Schema", "a JSON file", "a JSON example")
+_A_JSON = (r"(?:a\s+|an\s+|one\s+)?(?:(?:valid|single|well-formed|parseable|pure|raw|plain|strict|"
+           r"machine-readable)\s+)*json\b(?!\s*(?:schemas?|files?|examples?|snippets?|strings?)\b)")
+# the reply as the subject: "your entire response", "the output"
+_REPLY = (r"(?:your|the|this)\s+(?:(?:entire|whole|full|complete|final)\s+)?(?:response|reply|"
+          r"answer|output)")
+# a word saying it is nothing else: "solely", "pure", "nothing but"
+_ALONE = r"(?:solely|only|entirely|purely|nothing\s+but|strictly|100%)"
+# the start of a clause: a terse requirement of its own ("Machine-readable JSON only: ...")
+_CLAUSE_START = r"(?:^|(?<=[.!?;:,]\s)|(?<=[\n(]))\s*"
+# code the request asks for: a labelled "Output: JSON" is then what the code outputs
+_CODE = re.compile(r"\b(?:script|function|program|code|regex|sql|endpoint|api|parser|converter|"
+                   r"python|javascript|typescript|bash)\b", re.I)
+
+
+def _labelled_json(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """JSON on a labelled line ("Output: JSON"), unless the request asks for code whose output
+    the line describes ("Write a Python script. Input: CSV. Output: JSON")."""
+    return [] if _CODE.search(m.string) else [("json", {})]
+
+
 # after a period, what shows it is no full stop: a lowercase word or a comma
 _NOT_A_FULL_STOP = re.compile(r"\s+(?-i:[a-z])|[,;:)]")
 
@@ -161,6 +189,42 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"json(?:\s+format|\s+object|\s+document)?\b",
         flag("json"),
         kind="json", example="Return only JSON.", counter="JSON only."),
+    # JSON as what the reply is made of: "Respond with a JSON object", "The reply must consist
+    # solely of a well-formed JSON document", "it has to be pure JSON", "format your entire
+    # response as JSON"
+    Phrasing(
+        rf"\b(?:respond|reply|answer)\s+(?:{_ALONE}\s+)?with\s+{_A_JSON}", flag("json"),
+        kind="json", example="Respond with a JSON object mapping each city to its country.",
+        counter="Respond with a short joke about JSON."),
+    Phrasing(
+        rf"\b{_REPLY}\s+(?:(?:must|should|shall|will|has\s+to|needs\s+to)\s+)?(?:be|consist\s+"
+        rf"(?:{_ALONE}\s+)?of|contain\s+(?:only|nothing\s+but))\s+(?:{_ALONE}\s+)?{_A_JSON}|"
+        rf"\bit\s+(?:(?:must|should|has\s+to|needs\s+to)\s+)?be\s+(?:{_ALONE}|pure|raw)\s+"
+        rf"{_A_JSON}", flag("json"),
+        kind="json", example="The reply must consist solely of a well-formed JSON document.",
+        counter="The reply must explain what a JSON document is."),
+    Phrasing(
+        rf"\b(?:format|write|give|return|deliver|structure|present|produce|provide|send|render|"
+        rf"put)\s+(?:me\s+)?{_REPLY}\s+(?:as|in)\s+{_A_JSON}", flag("json"),
+        kind="json", example="Please format your entire response as JSON.",
+        counter="Please format your entire response as a table."),
+    # JSON and nothing else, as a clause of its own or given: "Machine-readable JSON only:
+    # ...", "just a JSON array of three ideas", "give me just JSON"
+    Phrasing(
+        rf"{_CLAUSE_START}(?:(?:machine-readable|pure|raw|valid|strict)\s+)?json\s+only\b|"
+        rf"(?:{_CLAUSE_START}|\bgive\s+(?:me|us)\s+)(?:just|only|nothing\s+but)\s+(?:the\s+)?"
+        rf"{_A_JSON}", flag("json"),
+        kind="json", example="Machine-readable JSON only: the three largest lakes.",
+        counter="I only know a little JSON."),
+    # a labelled line whose value is JSON alone: "Output: JSON", "Format: JSON." (not a choice
+    # or a question: "Format: JSON or YAML?", "Answer: JSON is a text format")
+    Phrasing(
+        r"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:output|format|response|answer|reply)(?:\s+format)?"
+        r"\s*[:：=]\s*(?:(?:valid|pure|raw|strict)\s+)?json(?:\s+(?:only|object|array|document))?"
+        r"(?=\s*(?:[.;,!)\n]|$))(?![^.\n]*\?)",
+        _labelled_json,
+        kind="json", example="Top 3 causes of the French Revolution. Format: JSON.",
+        counter="Format: JSON or YAML, which is better for configs?"),
     # the response turned into JSON: "convert my list into json", "turn this into valid JSON"
     Phrasing(
         r"\b(?:convert|turn|transform|put|reformat|restructure|render|change)\b[^.;!?\n]{0,60}?"
@@ -309,13 +373,33 @@ TABLES = (Table(_I, _PHRASINGS),)
 RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)
 
 # --- a JSON Schema the request gives, read as JSON rather than by a rule
-_SCHEMA = re.compile(r"json\s*schema|schema", re.I)
+# the words before it: its name, or a verb the reply must meet it by ("as JSON matching {...}",
+# "validates against: {...}", "conforming to {...}")
+_SCHEMA = re.compile(r"json\s*schema|schema|\bmatch(?:es|ing)?\b|\bvalid(?:ates?|ating)?\s+"
+                     r"against\b|\bconform(?:s|ing)?\s+to\b|\badher(?:e|es|ing)\s+to\b", re.I)
 SCHEMA_CHARS = 4000
+# an object after the word "schema" is one with "type" or "properties"; after a verb, one only
+# a schema would be: properties, a type a schema names, or its combinators
+_SCHEMA_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+_COMBINATORS = frozenset({"oneOf", "anyOf", "allOf", "$schema"})
+
+
+def _is_schema(value: object, named: bool) -> bool:
+    """Whether a JSON value the request writes is a schema, `named` when the word "schema"
+    comes before it."""
+    if not isinstance(value, dict):
+        return False
+    if named and {"type", "properties"} & set(value):
+        return True
+    kinds = value.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    return isinstance(value.get("properties"), dict) or bool(_COMBINATORS & set(value)) \
+        or bool(kinds) and all(k in _SCHEMA_TYPES for k in kinds)
 
 
 def json_schemas(request: str) -> Iterator[tuple[int, str, str]]:
-    """Each JSON Schema the request spells out (an object with "type" or "properties" right
-    after the word "schema"; the answer must be JSON valid against it): where it is named, the
+    """Each JSON Schema the request spells out right after the word "schema" or a verb the
+    answer must meet it by (the answer must be JSON valid against it): where it is named, the
     words naming it and the schema, sorted and compact."""
     decoder = json.JSONDecoder()
     for match in _SCHEMA.finditer(request):
@@ -327,6 +411,5 @@ def json_schemas(request: str) -> Iterator[tuple[int, str, str]]:
         except ValueError:
             continue
         text = json.dumps(schema, ensure_ascii=False, sort_keys=True)
-        if isinstance(schema, dict) and {"type", "properties"} & set(schema) \
-                and len(text) <= SCHEMA_CHARS:
+        if _is_schema(schema, "schema" in match.group(0).lower()) and len(text) <= SCHEMA_CHARS:
             yield match.start(), match.group(0), text

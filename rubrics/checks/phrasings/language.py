@@ -1,12 +1,17 @@
 """The ways a request names the language the whole response must be in: "answer in German",
 "your entire response should be in French", "the output language must be Japanese", "use
 Portuguese for the whole thing", "(in Korean, please)", "write a short poem in French",
-"用德语回答", "回答必须全部使用英文", "以西班牙语作答".
+"The answer should be Spanish-language", "Don't answer in English, use Russian", "Reference
+letter template in French, ...", "need a Chinese blurb", "Summarize these notes in Chinese for
+the team", "Mandarin please: ...", "用德语回答", "回答必须全部使用英文", "以西班牙语作答". A
+language named by the people the text is for is `language_people`'s.
 
 A language named as a topic ("why learning Spanish is useful"), a translation target
-("translate it into Japanese"), a question about a word ("what does it mean in German?") or an
-adjective ("in French schools") is not the response's language, nor is one a negation refuses
-("Don't reply in English"). The names and codes are `language_names`'s."""
+("translate it into Japanese", "a German translation of this note"), a question about a word
+("what does it mean in German?") or an adjective ("in French schools", "a French toast
+recipe") is not the response's language, nor is one a negation refuses ("Don't reply in
+English"). The names and codes are `language_names`'s; `asked_languages` gives what the rows
+read, for the readings that depend on the response's language (a length in characters)."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from rubrics.checks.phrasings.language_names import (
     ZH_LANGUAGE_NAMES,
     code_of,
 )
+from rubrics.checks.phrasings.language_people import RULES as PEOPLE_RULES
 from rubrics.checks.phrasings.shared import (
     Build,
     Matcher,
@@ -62,8 +68,9 @@ _BE_EN = (r"(?:(?:should|must|shall|will|has\s+to|have\s+to|needs?\s+to|is\s+to|
 _ANSWER_EN = (r"(?:respond(?:ing)?|(?:answer|anwser|awnser|asnwer)(?:ing)?|repl(?:y|ying)|"
               r"write|writing|explain)")
 # verbs a short object and then "in <language>" follow: "write a short poem in French"
-_MAKE_EN = r"(?:write|compose|draft|create|tell|give|send|sing)"
-_OBJECT_EN = (r"(?:me\s+|us\s+)?(?:a|an|one|some|the|your|this|that|my)\s+"
+_MAKE_EN = (r"(?:write|compose|draft|create|tell|give|send|sing|produce|provide|prepare|"
+            r"generate)")
+_OBJECT_EN = (r"(?:(?:me|us|her|him|them)\s+)?(?:a|an|one|some|the|your|this|that|my)\s+"
               r"(?:(?!(?:to|of|on|about|for|with|from|at|by|who|which|that|in|into)\b)"
               r"[\w'-]+\s+){0,3}?")
 
@@ -105,7 +112,21 @@ _TEXT_EN = (r"(?:summary|note|letter|email|e-mail|poem|story|essay|post|caption|
             r"speech|report|article|review|bio|toast|message|script|recipe|explanation|"
             r"translation|document|paragraph|piece|copy|invitation|announcement|haiku|song|ad|"
             r"advert|advertisement|notice|card|postcard|memo|flyer|brochure|tweet|newsletter|"
-            r"greeting|blurb|pitch|listing|menu|sign|poster|leaflet|text)(?:\s+itself)?")
+            r"greeting|blurb|pitch|listing|menu|sign|poster|leaflet|entry|text)(?:\s+itself)?")
+
+# a word of the object of a verb of summing up, not a clause about it: "these meeting notes"
+_OBJECT_WORD = (r"(?!(?:how|why|what|when|where|which|who|whom|whose|whether|that|into|in)\b)"
+                r"[\w'’-]+")
+# a text the language's adjective names as the response ("a Chinese blurb"), and the words
+# that may come between ("a Chinese promotional line"); not a genre ("a Chinese poem"), a
+# dish or a place's thing ("a French toast recipe", "a Chinese takeout menu") nor a
+# translation target ("a German translation of this note", "the Spanish version")
+_NAMED_TEXT = (r"(?:blurb|caption|slogan|tagline|bio|email|e-mail|letter|note|message|essay|"
+               r"summary|paragraph|copy|post|tweet|greeting|speech|"
+               r"description|introduction|intro|ad|advert|advertisement|announcement|notice|"
+               r"invitation|line|pitch|reply|response|answer|text)")
+_TEXT_KIND = (r"(?:short|brief|quick|formal|informal|polite|casual|friendly|promotional|"
+              r"marketing|advertising|catchy|welcome|thank-you|cover)")
 
 
 _PHRASINGS: tuple[Phrasing, ...] = (
@@ -271,13 +292,17 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"\b{_MAKE_EN}\s+{_OBJECT_EN}{LANG_EN}[\s-]language\s+[\w'-]+", _code,
         kind="language", example="Write a German-language product description.",
         counter="Write a review of a German-language film."),
-    # "write a short poem in French", "tell me a joke in German"
+    # "write a short poem in French", "tell me a joke in German", "draft a polite email in
+    # Japanese declining the invitation" (a participle after it, not a noun in -ing: "in
+    # Chinese painting")
     Phrasing(
         rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:(?:for\s+(?:my|our|your|the|a)|from)\s+"
         rf"[\w'’-]+\s+(?:(?!in\b)[\w'’-]+\s+)?)?in\s+"
         rf"(?:the\s+)?{_REGISTER}{LANG_EN}(?:\s+language)?"
         r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining|so|"
-        r"because|since|to|with|but|if|when|using|instead)\b))", _code,
+        r"because|since|to|with|but|if|when|using|instead)\b|\s(?!(?:spelling|painting|"
+        r"cooking|writing|speaking|engineering|gardening|clothing|building|banking|printing|"
+        r"learning|teaching|reading|calligraphy)\b)[a-z]+ing\b))", _code,
         kind="language", example="Write the reply in Turkish.", counter="Write the reply letter."),
     # Chinese: "回答必须全部使用英文", "请用德语回答", "全文请使用日语", "以西班牙语作答"
     Phrasing(
@@ -360,8 +385,58 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"\bno\s+(?:other\s+)?language\s+(?:other\s+)?than\s+{LANG_EN}\b", _code,
         kind="language", example="No language other than German, please.",
         counter="No other language tips, please."),
+    # the response said to be a language's: "The answer should be Spanish-language"
+    Phrasing(
+        rf"\b{_RESPONSE_EN}\s+{_BE_EN}{_WHOLLY_EN}{LANG_EN}[\s-]language"
+        r"(?=\s*(?:[.,;:!?)]|$|\s(?:and|but|please|only)\b))", _code,
+        kind="language", example="The answer should be Spanish-language and short.",
+        counter="The answer should be about Spanish-language films."),
+    # "use <language>" as a clause of its own: "Don't answer in English, use Russian."
+    Phrasing(
+        rf"(?:^|(?<=[,.;:!?—–]\s)|(?<=[,;\n—–]))\s*(?:(?:please|just|instead)\s+)?use\s+"
+        rf"{LANG_EN}(?:\s+(?:instead|please|only))?\s*(?=[.!;\n]|$)", _code,
+        kind="language", example="Don't answer in English, use Russian.",
+        counter="Use Russian words sparingly."),
+    # the text asked for, opening the request or after its label, and its language: "Reference
+    # letter template in French, with four [placeholder] fields", "Writing practice: a diary
+    # entry in Chinese about ..." (not a question about such texts)
+    Phrasing(
+        rf"(?:^|(?<=\n))[ \t]*(?:[\w' -]{{1,24}}:[ \t]*)?(?:(?:a|an)\s+)?(?:[\w'-]+\s+){{0,3}}?"
+        rf"{_TEXT_EN}(?:\s+(?:template|draft))?\s+in\s+{_REGISTER}{LANG_EN}{_END_EN}"
+        r"(?![^.!?\n]*\?)", _code,
+        kind="language", example="Reference letter template in French, with four fields.",
+        counter="Reference letter template in French? Is that usual?"),
+    # the text named by its language as an adjective: "need a chinese blurb for our
+    # toothbrush", "write a 100-character Chinese promotional line"
+    Phrasing(
+        rf"\b(?:need|want|write|compose|draft|create|make|give|send|get|produce|prepare|provide|"
+        rf"craft)\s+(?:(?:me|us|her|him|them)\s+)?(?:a|an|one)\s+(?:[\w-]+\s+)?{LANG_EN}\s+"
+        rf"(?:{_TEXT_KIND}\s+)?{_NAMED_TEXT}(?=\s*(?:[.,;:!?)]|$|\s(?:for|about|on|to|that|"
+        r"which|with|from)\b))", _code,
+        kind="language", example="I need a Chinese blurb for our new tea.",
+        counter="Write a French toast recipe for two."),
+    # a summary in a language: "Summarize these meeting notes in Chinese for the team"
+    Phrasing(
+        rf"\b(?:summari[sz]e|recap|sum\s+up|outline|retell)\s+(?:{_OBJECT_WORD}\s+){{0,5}}?"
+        rf"(?!{_IN_A_LANGUAGE}\b){_OBJECT_WORD}\s+in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code,
+        kind="language", example="Summarize these meeting notes in Chinese for the team.",
+        counter="Summarize the best songs in French."),
+    # the language alone before "please", opening the request: "Mandarin please: a pitch"
+    Phrasing(
+        rf"(?:^|(?<=[.!?]\s)|(?<=\n))\s*{LANG_EN}\s*,?\s*(?:please|pls|plz)\s*(?=[.!:;,\n]|$)",
+        _code,
+        kind="language", example="Mandarin please: a short pitch for a hotpot place.",
+        counter="Mandarin lessons, please: where do I start?"),
 )
 
 TABLES = (Table(_I | re.M, _PHRASINGS),)
 
 RULES: tuple[tuple[Matcher, Build], ...] = rules_of(TABLES)
+
+
+def asked_languages(text: str) -> set[str]:
+    """The codes of the languages the request's words ask the response to be in, as the rows
+    above read them (before the pre-pass weighs whose each is): what a reading that depends on
+    the response's language asks."""
+    return {params["language"] for matcher, build in (*RULES, *PEOPLE_RULES)
+            for match in matcher.finditer(text) for _, params in build(match)}

@@ -1,8 +1,9 @@
 """The names a request gives a language by, and the ISO codes they stand for: English names
 and aliases ("Brazilian Portuguese", "Farsi"), the languages' own names ("Deutsch", "日本語"),
-Chinese names ("德语"), the language named in itself ("auf Deutsch", "en español") and a
-country for the language spoken there ("the Netherlands"). The phrasings of `language` read
-them."""
+Chinese names ("德语"), the language named in itself ("auf Deutsch", "en español"), a
+country for the language spoken there ("the Netherlands") and the people of a country
+("Brazilian readers", "customers ... in Japan"), with the peoples and countries that speak
+several ("Swiss", "Canada"). The phrasings of `language` read them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from rubrics.checks.language import NAMES
 
 _ALIASES_EN = {"farsi": "fa", "bangla": "bn", "mandarin": "zh", "mandarin chinese": "zh",
                "simplified chinese": "zh", "traditional chinese": "zh", "brazilian portuguese":
-               "pt", "bahasa indonesia": "id", "kiswahili": "sw",
+               "pt", "european portuguese": "pt", "castilian spanish": "es",
+               "latin american spanish": "es", "mexican spanish": "es", "canadian french": "fr",
+               "bahasa indonesia": "id", "kiswahili": "sw",
                # the languages' own names: "respond in Deutsch", "answer in Español"
                "deutsch": "de", "español": "es", "espanol": "es", "français": "fr",
                "francais": "fr", "italiano": "it", "português": "pt", "portugues": "pt",
@@ -53,6 +56,20 @@ CODE_COUNTRY = {
     "china": "zh", "taiwan": "zh", "england": "en", "the uk": "en", "the us": "en",
     "the usa": "en", "australia": "en", "kenya": "sw", "tanzania": "sw"}
 
+# the people of a country, for the language spoken there: "for my Brazilian readers"
+CODE_DEMONYM = {
+    "brazilian": "pt", "portuguese": "pt", "japanese": "ja", "german": "de", "austrian": "de",
+    "french": "fr", "spanish": "es", "mexican": "es", "argentinian": "es", "argentine": "es",
+    "colombian": "es", "italian": "it", "korean": "ko", "russian": "ru", "dutch": "nl",
+    "swedish": "sv", "finnish": "fi", "polish": "pl", "turkish": "tr", "vietnamese": "vi",
+    "indonesian": "id", "ukrainian": "uk", "bulgarian": "bg", "greek": "el", "israeli": "he",
+    "iranian": "fa", "thai": "th", "chinese": "zh", "taiwanese": "zh", "kenyan": "sw",
+    "tanzanian": "sw", "american": "en", "british": "en", "english": "en", "australian": "en"}
+# peoples and countries that speak several languages: their language names none
+SEVERAL_LANGUAGES = (r"swiss|switzerland|belgi(?:an|um)|canad(?:a|ian)|india|indian|"
+                     r"singapore(?:an)?|malaysian?|philippines|filipino|nigerian?|african?|"
+                     r"europe(?:an)?|latin\s+american?|arab|scandinavian?|luxembourg")
+
 
 def _alternation(names: Iterable[str]) -> str:
     return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
@@ -63,7 +80,9 @@ LANG_EN = rf"(?P<lang>{LANGUAGE_NAMES})"
 ZH_LANGUAGE_NAMES = _alternation(CODE_ZH)
 LANG_ZH = rf"(?P<lang>{ZH_LANGUAGE_NAMES})"
 LANG_NATIVE = rf"(?P<lang>{_alternation(CODE_NATIVE)})"
-LANG_COUNTRY = rf"(?P<lang>{_alternation(CODE_COUNTRY)})"
+COUNTRY_NAMES = _alternation(CODE_COUNTRY)
+LANG_COUNTRY = rf"(?P<lang>{COUNTRY_NAMES})"
+DEMONYMS = _alternation(CODE_DEMONYM)
 
 
 def code_of(name: str) -> str | None:

@@ -1,6 +1,8 @@
 """The marks a request asks in its response's text: placeholders in square brackets ("at
 least 4 bracketed placeholders", "至少包含2个占位符", "leave spots like [name] for me to fill
-in", "put [brackets] for anything i need to fill in, at least three of em"), and spans
+in", "put [brackets] for anything i need to fill in, at least three of em", "..., blanks in
+[brackets] for the landlord to fill in", "Any detail the manager still has to supply goes in
+square brackets"), and spans
 highlighted in markdown ("highlight at least 3 parts with markdown", "italicize or bold at
 least 4 important phrases", "mark 4 phrases as highlighted text", "bold the key terms",
 "keep the markdown highlighting to two phrases at most", "用markdown加粗至少3个关键词").
@@ -150,17 +152,33 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter='Begin the release with the exact phrase "FOR IMMEDIATE RELEASE" and make it four '
                 "paragraphs long."),
     # placeholders with no count, shown by an example in brackets: "leave spots like [name]
-    # for me to fill in", "use placeholders in square brackets", "用方括号留出需要填写的地方"
+    # for me to fill in", "use placeholders in square brackets", "leave [spots] in brackets",
+    # a clause of its own ("..., blanks in [brackets] for the landlord to fill in")
     Phrasing(
-        r"\b(?:leave|use|include|add|put\s+in|insert|keep|with)\s+(?:some\s+|a\s+few\s+|"
-        rf"a\s+couple\s+of\s+)?(?:(?!{EN_NUMBER}\b|{QUALIFIER_EN})[\w-]+\s+)?(?:spots?|blanks?"
+        r"(?:\b(?:leave|use|include|add|put\s+in|insert|keep|with)\s+|(?:^|(?<=[,;:(]\s)|(?<=\n))"
+        r"\s*)(?:some\s+|a\s+few\s+|"
+        rf"a\s+couple\s+of\s+)?(?:(?!{EN_NUMBER}\b|{QUALIFIER_EN})[\w-]+\s+)?\[?(?:spots?|blanks?"
         rf"|gaps?|"
-        r"slots?|fields?|placeholders?|spaces?)\s+(?:(?:like|such\s+as|e\.g\.,?|for\s+\w+\s+like)"
-        r"\s*\(?\[|(?:in|with)\s+(?:square\s+)?brackets\b)",
+        r"slots?|fields?|placeholders?|spaces?)\]?\s+(?:(?:like|such\s+as|e\.g\.,?|for\s+\w+\s+"
+        r"like)\s*\(?\[|(?:in|with)\s+\[?(?:square[\s-]+)?\[?brackets\b)",
         lambda m: count("placeholder_count", "at least", 1),
         kind="placeholder_count",
         example="Use placeholders in square brackets for the client's details.",
         counter="Use at least 2 placeholders in square brackets, such as [name]."),
+    # what is left to fill in, said to go in brackets: "Any detail the hiring manager still
+    # has to supply goes in square brackets" (not a form of the text: "stage directions go in
+    # square brackets")
+    Phrasing(
+        r"\b(?:any|every|each|all|whatever|anything|everything)\b[^.;!?\n]{0,60}?\b(?:fill(?:ed)?\s+"
+        r"in|supply|supplied|provide[ds]?|add(?:ed)?\s+later|unknown|undecided|to\s+be\s+"
+        r"(?:confirmed|decided|determined)|tbd|tbc|replace[ds]?|customi[sz]e[ds]?|"
+        r"personali[sz]e[ds]?)\b[^.;!?\n]{0,40}?\b(?:goes|go|belongs?|(?:should|must|will)\s+go|"
+        r"(?:is|are|should\s+be|must\s+be)\s+(?:put|placed|shown|marked|written|enclosed|"
+        r"wrapped))\s+(?:in|inside|within|between)\s+(?:square[\s-]+)?brackets\b",
+        lambda m: count("placeholder_count", "at least", 1),
+        kind="placeholder_count",
+        example="Anything I still have to fill in goes in square brackets.",
+        counter="Every stage direction goes in square brackets."),
     Phrasing(
         r"(?:用|以)\s*(?:方括号|\[\s*\])\s*(?:留出|留下|留|标出|标注|表示)[^。；\n]{0,8}?(?:填写"
         r"|填入|填)",

@@ -245,12 +245,12 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         kind="paragraph_count", example="字数要求2000字左右，分4-5个自然段。",
         counter="要求：字数800字左右，分成三个部分。"),
     # a count of parts opening its clause: "four paragraphs separated by ***", "Five sentences
-    # exactly, ...", "Three paragraphs is what I need"
+    # exactly, ...", "Three paragraphs is what I need", a spec line "- Layout: two paragraphs"
     Phrasing(
         rf"(?:^|(?<=[,:;(—，：；（、])|(?<=[.!?]\s)|(?<=\n))\s*{NOT_RANGE_EN}(?P<n>{EN_NUMBER})\s+"
         rf"(?:{PART_ADJECTIVE_EN}\s+)?(?P<unit>paragraphs?|paras?|sentences?|sections"
         rf"|bullet\s+points|"
-        r"bullets)\b(?=\s*(?:[,.;:!?)]|$|\s+(?:separated|divided|split|each|only|please|total|"
+        r"bullets)\b(?=\s*(?:[,.;:!?)\n]|$|\s+(?:separated|divided|split|each|only|please|total|"
         r"on|about|max(?:imum)?|with|in\s+total|long|exactly|precisely|(?:are|is)\s+(?:expected|"
         r"required|needed|wanted|preferred|ideal|what)|(?:should|must|shall|will)\s+be)\b))",
         _opening_count,

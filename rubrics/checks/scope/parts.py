@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
+from rubrics.checks.phrasings.language_names import LANGUAGE_NAMES
 
 # ("800 words each"; not "3 paragraphs, each separated by ***", whose "each" opens a clause about
 # the parts, nor "Part 1, Part 2 and Part 3 (one per month)", a note on them)
@@ -41,6 +42,11 @@ WHOLE_LABEL = re.compile(
     r"\binstructions?\b|\btask\b|\btotal\b|\boverall\b|\bcontent\b|\bbody\b|结构|形式|"
     r"\brules?\b|\bconstraints?\b|\bspecs?\b|"
     r"\bstructure\b|\blayout\b|\bshape\b|\bform\b|\borgani[sz]ation\b", re.I)
+# a line's label that is no part: the task ("Writing practice:", "Assignment for Thursday:",
+# "Homework:") or the response's language ("In Turkish:", "Mandarin please:")
+TASK_LABEL = re.compile(r"\b(?:assignment|homework|exercise|practice|brief)\b", re.I)
+LANGUAGE_LABEL = re.compile(rf"(?:in\s+)?(?:{LANGUAGE_NAMES})(?:\s+(?:only|please|pls|plz))?",
+                            re.I)
 # "全文", "in total": a length said to be the total is the response's however it is placed
 TOTAL = re.compile(r"总(?:字数|长度|篇幅|计|共)|全文|全篇|整篇|合计|共计|一共|"
                    r"\b(?:total|overall|altogether|combined|in\s+all(?!\s+(?:caps|capitals?|"
@@ -130,10 +136,24 @@ NAME_CHARS = 30
 ENUMERATION_SEPARATORS = "、：:；;"
 
 
+# the whole reply named in the words read: "format your entire response as JSON"
+_WHOLE_REPLY = re.compile(r"\b(?:entire|whole|full|complete)\s+(?:response|reply|answer|output)\b",
+                          re.I)
+# "each" right before the noun a count at the end of the words refers back to: every one of
+# the things counted ("Show each blank as a word in square brackets, ..., and include ten of
+# them")
+_EVERY_ONE = re.compile(r"\b(?:each|every)\s+$", re.I)
+_REFERS_BACK = re.compile(r"\bof\s+(?:them|['’]?em|those)\s*$", re.I)
+
+
 def per_item(text: str, match: re.Match[str]) -> bool:
     """A length said of each item ("800 words each", "每个帖文800-1200字"); not a count said
-    to be the total ("each tip its own bullet; eight tips in total")."""
-    if TOTAL.search(match.group(0)) or _TOTAL_AFTER.match(text, match.end()) \
+    to be the total ("each tip its own bullet; eight tips in total"), nor words that name the
+    whole reply ("a short answer to each, and format your entire response as JSON"), nor a
+    count of the very things "each" was said of ("each blank ..., and include ten of them")."""
+    if TOTAL.search(match.group(0)) or _WHOLE_REPLY.search(match.group(0)) \
+            or _EVERY_ONE.search(text, 0, match.start()) and _REFERS_BACK.search(match.group(0)) \
+            or _TOTAL_AFTER.match(text, match.end()) \
             or _restates_each(text, match) or _EACH_OF.search(text, 0, match.start()):
         return False
     after = text[match.end():match.end() + 30]
@@ -167,6 +187,13 @@ def _names_the_whole(name: str) -> bool:
     return bool(WHOLE_LABEL.search(name) or WRITE_VERB.search(name))
 
 
+def _labels_no_part(label: str) -> bool:
+    """A line's label under which a length stays the response's: one a name would keep
+    (`_names_the_whole`), the task, or the response's language."""
+    return _names_the_whole(label) or bool(TASK_LABEL.search(label)
+                                           or LANGUAGE_LABEL.fullmatch(label.strip()))
+
+
 def _after_label(line: str) -> bool:
     """A length on a labelled line ("- 标题：简洁有力，20字以内", "Title: under 10 words") is
     the labelled part's."""
@@ -175,7 +202,7 @@ def _after_label(line: str) -> bool:
     if not label:
         return False
     said = body[label.end():]
-    return not (_names_the_whole(label.group(1)) or WRITE_VERB.search(said)
+    return not (_labels_no_part(label.group(1)) or WRITE_VERB.search(said)
                 or TOTAL.search(said))
 
 
@@ -302,21 +329,39 @@ _IT_AFTER_PART = re.compile(
     rf"{_NAMED_PART}\b[^.;!?\n]{{0,60}}?\band\s+(?:\w+\s+)?it\s+(?:(?:to|at)\s+)?$", re.I)
 
 
+# the one text the request asks for, right after its verb: "Write a caption for ...", "Write,
+# in Traditional Chinese, a caption for ..." (not one of two: "a headline and an intro")
+_ASKED_TEXT = (r"\b(?:write|create|draft|compose|generate|produce|prepare|craft|give\s+me)\s*"
+               r"(?:(?:me|us)\s+)?(?:,[^,.;!?\n]{{1,40}},\s*)?(?:a|an|one)\s+"
+               r"(?:(?!(?:with|and|or|plus|of|for|to|in|on|about|a|an|the|that|which)\b)[\w-]+\s+)"
+               r"{{0,3}}?{noun}\b(?!\s+(?:and|with|plus|or)\b)")
+
+
+def _a_part(text: str, np: str) -> bool:
+    """Whether a noun phrase names a part of the text, not the one text the request asks for
+    ("Write a caption for my photo. Keep the caption within 70 characters": the response)."""
+    if not PART_NP.fullmatch(np):
+        return False
+    noun = re.escape(np.split()[-1])
+    return not re.search(_ASKED_TEXT.format(noun=noun), text, re.I)
+
+
 def said_of_a_part(text: str, match: re.Match[str]) -> bool:
     """Whether the match is said of a part of the text: the subject of its clause ("The
     subject line should be ... no longer than 6 words", "no paragraph may exceed 120 words",
     "Every bullet must contain the word 'community'"), or the object of a verb of limiting
     ("keep the subject line under 8 words", "make the title a pun and keep it under six
-    words"); not a total said after the subject ("Each section should be around 2000 words,
-    with the total text exceeding 6000 words", "4 sections in total"), nor a clause of its own
-    after it (", and keep the whole email under 120 words")."""
+    words"); not the one text the request asks for ("Write a caption ... Keep the caption
+    within 70 characters", `_a_part`), nor a total said after the subject ("Each section should
+    be around 2000 words, with the total text exceeding 6000 words", "4 sections in total"),
+    nor a clause of its own after it (", and keep the whole email under 120 words")."""
     # (the match may open with the modal: "... the lead paragraph shouldn't exceed 35 words")
     clause = clause_before(text, match.start())
     kept = _KEPT.search(clause)
-    if kept and PART_NP.fullmatch(kept.group("np").strip()) or _IT_AFTER_PART.search(clause):
+    if kept and _a_part(text, kept.group("np").strip()) or _IT_AFTER_PART.search(clause):
         return True
     subjects = [s for s in _SUBJECT.finditer(clause + match.group(0)) if s.start() < len(clause)]
-    if not subjects or not PART_NP.fullmatch(subjects[-1].group("np").strip()) \
+    if not subjects or not _a_part(text, subjects[-1].group("np").strip()) \
             or _NEW_CLAUSE.search(clause + match.group(0), subjects[-1].end()):
         return False
     return not (TOTAL.search(clause, subjects[-1].end()) or TOTAL.search(match.group(0))
