@@ -166,6 +166,12 @@ class GspoConfig(TrainConfig):
                          "r3 (DRO's in-process reasoning reflection reward, no judge), "
                          "checklist+process or pairwise+process (R2-Write, with --alpha)",
                          choices=REWARD_NAMES)
+    length_floor: float = option(0.7, "checks reward: a completion under this many times its "
+                                 "prompt row's reference_words earns that share of its reward "
+                                 "(prompts that state a length excepted; 0: no floor)",
+                                 low=0.0, high=1.0)
+    length_ceiling: float = option(1.3, "checks reward: the same above this many times the "
+                                   "reference (0: no ceiling)", low=0.0)
     judge_concurrency: int = option(64, "judge calls in flight at once (a step's completions "
                                     "are scored concurrently, at most this many at a time)",
                                     low=1)
@@ -183,6 +189,9 @@ class GspoConfig(TrainConfig):
     max_completion_length: int = option(1024, "tokens generated per completion", low=1)
     eval_prompts: int = option(32, "held-out prompts scored before and after training (0: skip)",
                                low=0)
+    holdout_every: int = option(0, "every N optimiser steps, answer those held-out prompts "
+                                "greedily and print their pass rate per check kind, so a run "
+                                "shows early what it moves (0: before and after only)", low=0)
     generation_batch_size: int = option(0, "completions decoded together in one generate call "
                                         "per process, a multiple of --batch-size x processes "
                                         "and of --num-generations, and trained on over N / "

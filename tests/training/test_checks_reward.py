@@ -5,6 +5,7 @@ export keeps the checks in the prompt rows with the loop's own answer as y*."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,33 @@ def test_checks_reward_is_the_pass_rate_and_none_without_checks():
                  checklist=[both, both, json.dumps(CHECKLIST), no_checks])
     assert got == [0.5, 0.5, 1.0, None]
     assert reward.stats() == {"scored": 3, "unscorable": 1, "no_checks": 1, "checks_run": 5,
-                              "checks_passed": 3, "dropped_task": 0}
+                              "checks_passed": 3, "dropped_task": 0, "off_length": 0}
+
+
+NO_COMMAS = {"kind": "no_commas", "params": {}, "quote": "no commas", "source": "user"}
+
+
+def test_checks_reward_scales_a_completion_off_its_prompts_length_band():
+    """A completion far shorter or longer than the row's reference answer earns that share of
+    its pass rate; a prompt whose checks set the length, or a row without a reference, is
+    paid its pass rate whatever the length."""
+    reward = make_reward("checks", None)
+    apples = lambda n: said(" ".join(["apples", *(f"w{i}" for i in range(n - 1))]))  # noqa: E731
+    commas = {"checks": [NO_COMMAS]}
+    got = reward(prompts=["Write about apples with no commas."] * 6,
+                 completions=[apples(5), apples(10), apples(26), apples(5), apples(2), apples(5)],
+                 checklist=[commas, commas, commas, commas, {"checks": [AT_MOST_2]}, commas],
+                 reference_words=[10, 10, 10, None, 10, 0])
+    assert got == pytest.approx([5 / 7, 1.0, 13 / 26, 1.0, 1.0, 1.0])
+    assert reward.stats()["off_length"] == 2
+
+
+def test_a_length_band_of_zeros_leaves_the_pass_rate():
+    config = type("Config", (), {"length_floor": 0.0, "length_ceiling": 0.0})()
+    reward = make_reward("checks", config)
+    got = reward(prompts=["Write about apples."], completions=[said("apples")],
+                 checklist=[{"checks": [NO_COMMAS]}], reference_words=[100])
+    assert got == [1.0]
 
 
 def test_stored_checks_skip_unknown_kinds_and_bad_entries():
@@ -104,16 +131,25 @@ def test_gspo_trains_on_checks_alone_without_a_judge(dataset_dir, tiny_model_dir
                                                      capsys):
     data = with_checks_dataset(dataset_dir, tmp_path / "data", skip=1)
     out = tmp_path / "gspo"
-    assert run_checks_gspo(data, tiny_model_dir, out, "--max-steps", "1",
-                           "--eval-prompts", "1") == 0
+    assert run_checks_gspo(data, tiny_model_dir, out, "--max-steps", "2",
+                           "--eval-prompts", "1", "--holdout-every", "1") == 0
     train = len(read_rows(str(data), "prompts", "train"))
-    assert f"1 of {train} training prompts" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"1 of {train} training prompts" in err
+    # the held-out answers per check kind before, every step but the last, and after
+    said = re.findall(r"gspo: held-out answers, ([^:]+):", err)
+    assert said == ["before training", "step 1", "after training"]
     summary: dict[str, Any] = json.loads((out / "report.json").read_text())["summary"]
     assert summary["judge_calls"] == 0
     assert summary["prompts_with_checks"]["train_without_checks"] == 1
     stats = summary["reward_stats"]
     assert stats["no_checks"] == 0 and stats["checks_run"] == stats["scored"] > 0
     assert 0.0 <= summary["holdout_reward"]["before"] <= 1.0
+    checks = summary["holdout_checks"]
+    assert [d["step"] for d in checks["during"]] == [1]
+    for figures in (checks["before"], checks["after"], *checks["during"]):
+        assert figures["prompts"] == 1 and set(figures["per_kind"]) == set(
+            figures["checks_per_kind"])
 
 
 def test_gspo_checks_with_no_checks_anywhere_exits_2(dataset_dir, tiny_model_dir, tmp_path,

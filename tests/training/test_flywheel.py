@@ -72,7 +72,10 @@ def test_every_stage_is_a_folder_and_the_json_line_adds_up(run, tiny_model_dir):
     assert dpo["rounds"][0]["pairs"] == sum(dpo["rounds"][0]["by_source"].values()) > 0
     assert dpo["rounds"][0]["steps"] == 1 and dpo["rounds"][1]["pairs"] is None
     assert line["gspo"]["per_step"]["step"] == [1]
-    assert line["gspo"]["reward_stats"]["scored"] == 2  # one group of G = 2
+    # one group of G = 2, and the 3 dev prompts answered before and after training
+    assert line["gspo"]["reward_stats"]["scored"] == 2 + 2 * 3
+    dev = line["gspo"]["dev"]
+    assert dev["before"]["prompts"] == dev["after"]["prompts"] == 3 and dev["during"] == []
 
     summary = json.loads((out / "evaluate" / "summary.json").read_text())
     assert summary["models"] == {"base": str(tiny_model_dir),

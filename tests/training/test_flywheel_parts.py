@@ -340,3 +340,23 @@ def test_recorded_loops_take_record_rounds_and_evaluated_ones_max_rounds(
     stage.record(config, tmp_path, tmp_path, tmp_path / "record")
     assert [a.reflection["max_rounds"] for a in sent] == [recorded] * 3
     assert config.max_rounds == 2   # what the evaluation's MRPO answers take
+
+
+def test_gspo_rows_keep_the_drafted_prompts_with_their_drafts_length(tmp_path: Path):
+    from training.data.dataset import read_rows
+    from training.flywheel.record import draft_text
+    from training.flywheel.rows import write_gspo_data
+
+    prompts = generate(0, 30, 10)[0][:3]
+    reflection = {"trace": {"candidates": [
+        {"kind": "draft", "text": "one two three four"}, {"kind": "rewrite", "text": "five"}]}}
+    draft = draft_text(reflection)
+    assert draft == "one two three four" and draft_text(None) is None
+    manifest = write_gspo_data(tmp_path / "a", prompts, 0, {prompts[1].id: draft})
+    rows = read_rows(tmp_path / "a", "prompts", "train")
+    assert [(r["prompt_id"], r["reference_words"]) for r in rows] == [(prompts[1].id, 4)]
+    assert manifest["counts"]["with_reference_words"] == 1
+    # no drafts recorded: every prompt, none with a band
+    write_gspo_data(tmp_path / "b", prompts, 0)
+    rows = read_rows(tmp_path / "b", "prompts", "train")
+    assert len(rows) == 3 and all("reference_words" not in r for r in rows)

@@ -71,8 +71,8 @@ class FlywheelConfig:
                                         low=1)
     sft_learning_rate: float = option(1e-5, "SFT peak learning rate", low=0.0)
     dev_prompts: int = option(100, "the last N training prompts: a dev split no stage trains "
-                              "on, answered greedily at each DPO round to show what the round "
-                              "moved", low=1)
+                              "on, answered greedily at each DPO round and before, during and "
+                              "after GSPO to show what the stage moved", low=1)
     dpo_rounds: int = option(0, "DPO rounds, each on fresh samples of the policy it starts "
                              "from (0: no DPO stage)", low=0, high=20)
     dpo_prompts: int = option(200, "training prompts sampled per DPO round, drawn with a "
@@ -92,6 +92,11 @@ class FlywheelConfig:
     gspo_batch_size: int | None = option(None, "GSPO completions per step, a multiple of "
                                          "--num-generations (default: the stage's own)", low=1)
     gspo_learning_rate: float = option(1e-6, "GSPO peak learning rate", low=0.0)
+    gspo_beta: float = option(0.0, "GSPO KL coefficient (0: no frozen reference model, no "
+                              "forward pass of one in every step)", low=0.0)
+    gspo_holdout_every: int = option(40, "answer the dev split greedily every N GSPO steps and "
+                                     "print its pass rate per check kind (0: before and after "
+                                     "only)", low=0)
     num_generations: int = option(8, "GSPO completions per prompt (the group G)", low=2)
     gspo_temperature: float = option(1.0, "GSPO sampling temperature (seeded)", low=0.0)
     eval_prompts: int = option(0, "held-out prompts evaluated (0: all)", low=0)

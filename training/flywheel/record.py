@@ -38,7 +38,8 @@ def checks_reflection(max_rounds: int, checks: dict[str, Any] | None = None,
     return body
 
 
-def _draft_text(reflection: dict[str, Any] | None) -> str | None:
+def draft_text(reflection: dict[str, Any] | None) -> str | None:
+    """The loop's first draft, from a recorded answer's traced `reflection`."""
     trace = (reflection or {}).get("trace") or {}
     drafts = [c for c in trace.get("candidates") or () if c.get("kind") == "draft"]
     return drafts[0]["text"] if drafts else None
@@ -49,7 +50,7 @@ def summary(prompts: list[Prompt], rows: dict[str, dict[str, Any]]) -> dict[str,
     checks, rounds, stop reasons, and how many answers are another text than the draft."""
     answers = [rows[p.id] for p in prompts]
     finals = [passed(r["text"], p) for r, p in zip(answers, prompts, strict=True)]
-    drafts = [_draft_text(r.get("reflection")) for r in answers]
+    drafts = [draft_text(r.get("reflection")) for r in answers]
     draft_results = [passed(d, p) for d, p in zip(drafts, prompts, strict=True) if d is not None]
     loops = [r["reflection"] for r in answers if r.get("reflection")]
     return {

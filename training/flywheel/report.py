@@ -67,6 +67,7 @@ def figures(run: Path) -> dict[str, Any]:
                  "completions": gspo.get("completions"),
                  "reward_stats": gspo.get("reward_stats"),
                  "zero_std_group_share": gspo.get("zero_std_group_share"),
+                 "dev": gspo.get("holdout_checks"),
                  "per_step": per_step(_history(run / "gspo" / "metrics.jsonl"))},
         "evaluation": {
             "max_rounds": evaluation.get("max_rounds"), "max_tokens": evaluation.get("max_tokens"),

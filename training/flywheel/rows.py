@@ -2,9 +2,11 @@
 and the configs of export, sft and gspo inside the run directory.
 
 Export yields prompt rows only for the prompts that were recorded, and keeps each loop's
-stored checklist; GSPO trains on every training prompt, so its rows are built here from the
-generator's own checks (attached as data, `source: user`), in a dataset directory of the
-layout `training.data.dataset` reads (sft and pairs empty). Each row's id is the one export
+stored checklist; GSPO trains on the training prompts the record stage drafted (every
+training prompt when none was), so its rows are built here from the generator's own checks
+(attached as data, `source: user`) and the length of the base model's draft (the checks
+reward's length band), in a dataset directory of the layout `training.data.dataset` reads
+(sft and pairs empty). Each row's id is the one export
 gives the same conversation (`training.data.rows.query_id`).
 """
 
@@ -14,10 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rubrics.checks.kinds import count_words
 from training.config import ExportConfig, GspoConfig, SftConfig
 from training.data.dataset import KINDS, SPLITS, VERSION, content_hash, write_jsonl
 from training.data.prompts import Prompt
 from training.data.rows import query_id
+from training.rewards.length import REFERENCE_WORDS
 from training.stages.checkpoints import write_json
 
 
@@ -26,25 +30,39 @@ def attached(prompt: Prompt) -> dict[str, Any]:
     return {"checks": [c.check().model_dump(mode="json") for c in prompt.checks]}
 
 
-def gspo_row(prompt: Prompt) -> dict[str, Any]:
+def gspo_row(prompt: Prompt, reference: str | None = None) -> dict[str, Any]:
+    """The prompt's GSPO row; with the length of a `reference` answer, which sets the checks
+    reward's length band (`training.rewards.length`)."""
     messages = [{"role": "user", "content": prompt.query}]
-    return {"id": query_id(messages), "prompt_id": prompt.id, "task_id": prompt.task_id,
-            "prompt": messages, "checklist": attached(prompt)}
+    row = {"id": query_id(messages), "prompt_id": prompt.id, "task_id": prompt.task_id,
+           "prompt": messages, "checklist": attached(prompt)}
+    if reference is not None:
+        row[REFERENCE_WORDS] = count_words(reference)
+    return row
 
 
-def write_gspo_data(out: Path, prompts: list[Prompt], seed: int) -> dict[str, Any]:
-    """A dataset directory at `out` whose prompts/train.jsonl holds one row per prompt;
-    returns its manifest."""
-    rows = [gspo_row(p) for p in prompts]
+def write_gspo_data(out: Path, prompts: list[Prompt], seed: int,
+                    references: dict[str, str] | None = None,
+                    dev: list[Prompt] | None = None) -> dict[str, Any]:
+    """A dataset directory at `out` whose prompts/train.jsonl holds one row per prompt and
+    prompts/holdout.jsonl one per `dev` prompt (the split GSPO answers greedily to show what
+    it moves); returns its manifest. Given `references` (prompt id → the base model's draft),
+    only the prompts that have one are kept, each with its length band, since a prompt
+    without a band pays a policy for shortening its answers."""
+    references = references or {}
+    banded = [p for p in prompts if p.id in references]
+    kept = banded or prompts
+    rows = {"train": [gspo_row(p, references.get(p.id)) for p in kept],
+            "holdout": [gspo_row(p) for p in dev or ()]}
     for kind in KINDS:
         for split in SPLITS:
-            write_jsonl(out / kind / f"{split}.jsonl",
-                        rows if (kind, split) == ("prompts", "train") else [])
+            write_jsonl(out / kind / f"{split}.jsonl", rows[split] if kind == "prompts" else [])
     manifest = {"version": VERSION, "created_at": datetime.now(UTC).isoformat(),
                 "source": "training.data.prompts", "seed": seed,
-                "counts": {"prompts": len(rows),
-                           "checks": sum(len(p.checks) for p in prompts),
-                           "prompts_rows": {"train": len(rows), "holdout": 0}},
+                "counts": {"prompts": len(rows["train"]),
+                           "checks": sum(len(p.checks) for p in kept),
+                           "with_reference_words": len(banded),
+                           "prompts_rows": {split: len(r) for split, r in rows.items()}},
                 "content_hash": content_hash(out)}
     write_json(out / "manifest.json", manifest)
     return manifest
@@ -79,5 +97,7 @@ def gspo_config(config: Any, run: Path, policy: Path) -> GspoConfig:
                       num_generations=config.num_generations,
                       max_completion_length=config.max_tokens,
                       temperature=config.gspo_temperature,
-                      learning_rate=config.gspo_learning_rate, eval_prompts=0,
+                      learning_rate=config.gspo_learning_rate, beta=config.gspo_beta,
+                      eval_prompts=config.dev_prompts,
+                      holdout_every=config.gspo_holdout_every,
                       seed=config.seed, resume=config.resume and _partial(out), **extra)

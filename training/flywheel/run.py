@@ -59,11 +59,16 @@ def _sft_data(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None
 
 
 def _gspo_data(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:
+    from training.flywheel.asking import read_rows
     from training.flywheel.preference.rounds import dev_split
+    from training.flywheel.record import draft_text
     from training.flywheel.rows import write_gspo_data
 
-    pool, _ = dev_split(load(run / "prompts" / "train.jsonl"), config.dev_prompts)
-    write_gspo_data(work, pool, config.seed)
+    pool, dev = dev_split(load(run / "prompts" / "train.jsonl"), config.dev_prompts)
+    drafts = {key: draft_text(row.get("reflection"))
+              for key, row in read_rows(run / "record" / "answers.jsonl").items()}
+    write_gspo_data(work, pool, config.seed,
+                    {key: text for key, text in drafts.items() if text is not None}, dev)
 
 
 def _evaluate(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:

@@ -35,6 +35,7 @@ from rubrics.checks import Check, pass_rate, run_checks
 from rubrics.checks.kinds import KINDS
 from rubrics.evaluate import evaluate
 from training.rewards.judge import Judge
+from training.rewards.length import REFERENCE_WORDS, LengthBand
 from training.rewards.task import drops_task, request_text
 
 
@@ -163,20 +164,24 @@ def checklist_reward(config: Any, *, judge: Judge, **_: Any) -> ChecklistReward:
 
 class ChecksReward:
     """The share of its prompt's stored checks a completion passes; 0 for a completion that
-    drops the task; None without checks. Logs per step the share of completions that pass
-    every check (`checks/all_passed`) and that drop the task (`checks/dropped_task`)."""
+    drops the task; None without checks; scaled down off the prompt's length band (`band`).
+    Logs per step the share of completions that pass every check (`checks/all_passed`), that
+    drop the task (`checks/dropped_task`) and that are off the band (`checks/off_length`)."""
 
     __name__ = "checks"
 
-    def __init__(self) -> None:
+    def __init__(self, band: LengthBand | None = None) -> None:
+        self.band = band or LengthBand()
         self.counts: Counter[str] = Counter()
 
     def __call__(self, prompts: list[Any], completions: list[Any],
                  completion_ids: Any = None, **columns: Any) -> list[float | None]:
         checklists = columns.get("checklist") or [None] * len(prompts)
+        references = columns.get(REFERENCE_WORDS) or [None] * len(prompts)
         rewards: list[float | None] = []
-        passed_all = dropped = 0
-        for prompt, completion, data in zip(prompts, completions, checklists, strict=True):
+        passed_all = dropped = off_length = 0
+        for prompt, completion, data, reference in zip(prompts, completions, checklists,
+                                                       references, strict=True):
             checks = stored_checks(data)
             if not checks:
                 self.counts["no_checks"] += 1
@@ -192,7 +197,10 @@ class ChecksReward:
                 dropped += 1
                 rewards.append(0.0)
                 continue
-            rewards.append(pass_rate(outcomes))
+            scale = self.band.scale(text, reference, checks)
+            off_length += scale < 1.0
+            self.counts["off_length"] += scale < 1.0
+            rewards.append(pass_rate(outcomes) * scale)
         missing = sum(r is None for r in rewards)
         self.counts["scored"] += len(rewards) - missing
         self.counts["unscorable"] += missing
@@ -200,13 +208,16 @@ class ChecksReward:
         if callable(log_metric) and len(rewards) > missing:
             log_metric("checks/all_passed", passed_all / (len(rewards) - missing))
             log_metric("checks/dropped_task", dropped / (len(rewards) - missing))
+            log_metric("checks/off_length", off_length / (len(rewards) - missing))
         return rewards
 
     def stats(self) -> dict[str, int]:
         return {k: self.counts.get(k, 0) for k in
                 ("scored", "unscorable", "no_checks", "checks_run", "checks_passed",
-                 "dropped_task")}
+                 "dropped_task", "off_length")}
 
 
 def checks_reward(config: Any, **_: Any) -> ChecksReward:
-    return ChecksReward()
+    band = LengthBand()
+    return ChecksReward(LengthBand(getattr(config, "length_floor", band.floor),
+                                   getattr(config, "length_ceiling", band.ceiling)))

@@ -137,3 +137,24 @@ def _end_tokens(trainer: Any) -> set[int]:
     if ends is None:
         ends = trainer.processing_class.eos_token_id
     return set(ends) if isinstance(ends, (list, tuple)) else {ends}
+
+
+def greedy_texts(model: Any, tokenizer: Any, prompts: list[list[dict[str, Any]]],
+                 max_tokens: int, batch: int = 16) -> list[str]:
+    """Greedy completions of conversational `prompts` on the local engine (the policy's own
+    fp32 weights: the very tokens `generate` picks), `batch` prompts stepped together."""
+    import torch
+
+    decoder = EngineRollouts(temperature=0.0, top_p=1.0, top_k=0, max_tokens=max_tokens,
+                             seed=0)
+    ends = {tokenizer.eos_token_id}
+    texts: list[str] = []
+    with torch.inference_mode():
+        runner = LlamaRunner(model, "float32")
+        for start in range(0, len(prompts), batch):
+            ids = [list(tokenizer.apply_chat_template(p, add_generation_prompt=True,
+                                                      tokenize=True, return_dict=True)
+                        ["input_ids"]) for p in prompts[start:start + batch]]
+            completions, _ = decoder.decode(runner, ids, ends)
+            texts.extend(tokenizer.decode(c, skip_special_tokens=True) for c in completions)
+    return texts

@@ -34,7 +34,13 @@ from training.speed.generation import (
 )
 from training.speed.timing import time_steps
 from training.stages.checkpoints import FINAL, save_final
-from training.stages.holdout import decode_columns, encode_columns, holdout_reward
+from training.stages.holdout import (
+    HeldOutEvery,
+    decode_columns,
+    encode_columns,
+    holdout_reward,
+    say,
+)
 from training.stages.report import write_stage_report
 from training.stages.runner import (
     Rows,
@@ -181,23 +187,28 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
                          **{**fields, **getattr(reward, "config_overrides", {})})
     dataset = Dataset.from_list([encode_columns(r) for r in train_rows])
     rollouts = local_rollouts(config, model, generation)
+    during = HeldOutEvery("gspo", holdout_rows, tokenizer, config.max_completion_length,
+                          config.holdout_every) if config.holdout_every and holdout_rows else None
     with warnings.catch_warnings():
         # TRL marks `rollout_func` experimental; the report says which decoder ran
         warnings.filterwarnings("ignore", message=r"You are using 'rollout_func'")
         trainer = GRPOTrainer(model=model, reward_funcs=[DecodedReward(reward)], args=args,
                               train_dataset=dataset, processing_class=tokenizer,
                               peft_config=lora_config(config),
-                              callbacks=list(getattr(reward, "callbacks", [])),
+                              callbacks=[*getattr(reward, "callbacks", []),
+                                         *([during] if during else [])],
                               rollout_func=rollouts)
     speed["compiled_decoding"] = compile_decoding(trainer, config)
     times = time_steps(trainer)
     before = holdout_reward(trainer.model, tokenizer, holdout_rows, reward,
                             config.max_completion_length)
+    say("gspo", "before training", before.get("checks"))
     seen = _scored(reward)
     result = trainer.train(resume_from_checkpoint=resume)
     trained = summed({"scored": _scored(reward) - seen}, COUNTS)["scored"]
     after = holdout_reward(trainer.model, tokenizer, holdout_rows, reward,
                            config.max_completion_length)
+    say("gspo", "after training", after.get("checks"))
     save_final(trainer, tokenizer, out / FINAL, merge=config.merge)
     history = trainer.state.log_history
     zero_std = [h["frac_reward_zero_std"] for h in history if "frac_reward_zero_std" in h]
@@ -208,6 +219,8 @@ def train(config: GspoConfig, out: Path, train_rows: Rows, holdout_rows: Rows, r
                "completions": trained, "train_runtime": result.metrics.get("train_runtime"),
                "holdout_reward": {"before": before["mean"], "after": after["mean"],
                                   "prompts": before["prompts"]},
+               "holdout_checks": {"before": before.get("checks"), "after": after.get("checks"),
+                                  "during": during.history if during else []},
                "reward_stats": stats,
                "zero_std_group_share": sum(zero_std) / len(zero_std) if zero_std else None,
                "generation": generation_name(generation, rollouts),
