@@ -22,9 +22,11 @@ _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "sev
 _UNITS = {w: i for w, i in _EN.items() if 0 < i < 20 and " " not in w and w != "single"}
 _UNIT_WORD = "|".join(sorted(_UNITS, key=len, reverse=True))
 _TEN_WORD = "|".join(_TENS)
-# "twenty-five", "two hundred", "one hundred and fifty", "a hundred and twenty", "three thousand"
+# "twenty-five", "two hundred", "one hundred and fifty", "a hundred and twenty", "three thousand",
+# "a couple hundred" (two hundred)
 _BELOW_100 = rf"(?:(?:{_TEN_WORD})(?:[\s-](?:{_UNIT_WORD}))?|(?:{_UNIT_WORD}))"
-EN_COMPOUND = (rf"(?:(?:(?:{_UNIT_WORD}|a)\s+hundred(?:\s+(?:and\s+)?{_BELOW_100})?|"
+_A_COUPLE = r"a\s+couple(?:\s+of)?"
+EN_COMPOUND = (rf"(?:(?:(?:{_UNIT_WORD}|{_A_COUPLE}|a)\s+hundred(?:\s+(?:and\s+)?{_BELOW_100})?|"
                rf"(?:{_UNIT_WORD}|a)\s+thousand(?:\s+(?:and\s+)?{_BELOW_100})?|"
                rf"(?:{_TEN_WORD})[\s-](?:{_UNIT_WORD})|(?:{_TEN_WORD}))\b(?![\s-]+(?:hundred|"
                r"thousand)\b))")
@@ -62,10 +64,12 @@ def _en_words(raw: str) -> int | None:
     """The value of English number words ("two hundred and fifty", "twenty-five")."""
     total, current = 0, 0
     for word in re.split(r"[\s-]+", raw):
-        if word in ("and", ""):
+        if word in ("and", "of", ""):
             continue
         if word == "a":
             current = current or 1
+        elif word == "couple":
+            current = 2
         elif word in _UNITS or word in _TENS:
             current += _UNITS.get(word) or _TENS[word]
         elif word == "hundred":

@@ -4,11 +4,13 @@ requirements code can verify ("at least 300 words", "in 3 paragraphs", "不少�
 request words it came from as its `quote`.
 
 Rules the labels of `tests/data/checks/` follow too:
-- "about / around / approximately N", "N字左右", "约N字" and a bare "a 500-word essay" or
-  "写一篇800字的" are `between` floor(0.8 N) and ceil(1.2 N) (`numbers.TOLERANCE`), and so is
-  "in about 6 sentences";
-- "more than / over / exceeding N" and "超过N字" are `at least N+1`; "less than / under N"
-  and "少于N字" are `at most N-1`; "no more than / within / up to N" is `at most N`;
+- "about / around / approximately / in the neighbourhood of N", "N字左右", "约N字" and a bare
+  "a 500-word essay" or "写一篇800字的" are `between` floor(0.8 N) and ceil(1.2 N)
+  (`numbers.TOLERANCE`), and so are "in about 6 sentences" and "roughly 10 things" of a list;
+- "more than / over / exceeding / past / north of N" and "超过N字" are `at least N+1`; "less
+  than / under / south of N" and "少于N字" are `at most N-1`; "no more than / within / up to
+  N" and "N-word-max" are `at most N`; "two to three hundred words" is 200 to 300, "a couple
+  hundred" 200;
 - a length per item ("800 words each", "每段100字") is not a whole-response count: skipped;
 - nor is a length or count of parts stated for one named part: on a labelled line
   ("- 标题：20字以内"), in parentheses after a part's name ("引言（300字）、主要事迹（2000字
@@ -79,7 +81,9 @@ Rules the labels of `tests/data/checks/` follow too:
   description", "need a Chinese blurb"; not a topic, a translation target or an adjective:
   "in French schools", "a German translation of this note", "a French toast recipe"), or by
   the people it is for when every people and country the request names speaks that one
-  language ("for my Brazilian readers, in their language"; not "Swiss readers");
+  language ("for my Brazilian readers, in their language", "she only understands Hindi, so
+  write it in her language"; not "Swiss readers"), or after a language refused ("no English
+  please, Polish");
 - the whole reply as JSON however it is said ("Respond with a JSON object", "Machine-readable
   JSON only", "Output: JSON") is `json`; JSON as a topic, given, allowed inside prose or the
   output of code the request asks for ("Write a script ... Output: JSON") is none;
@@ -98,9 +102,12 @@ Rules the labels of `tests/data/checks/` follow too:
   a one-sentence summary"); a negated strict bound on a word ("don't use 'orange' more than
   twice") is `keyword` at most 2, and "a dozen sentences or so" is about 12;
 - a count in a question about a form or about how to do the user's own task ("Is the
-  five-paragraph essay outdated?", "my essay needs 5 paragraphs, how do I structure it?"),
-  or describing a text the user wrote or gives ("I wrote a 500-word essay", "这份报告分为四个
-  部分，请帮我检查"), is no check.
+  five-paragraph essay outdated?", "my essay needs 5 paragraphs, how do I structure it?"; not
+  one said before the colon that introduces it: "keep it under 100 words: how do I ...?"),
+  or describing a text the user wrote or gives ("I wrote a 500-word essay", "Our abstract is
+  six sentences long", "这份报告分为四个部分，请帮我检查"), is no check; nor is a JSON Schema
+  the request asks about ("Explain what this JSON Schema accepts", "Why does this object fail
+  validation?").
 """
 
 from __future__ import annotations
@@ -157,7 +164,9 @@ _FORM_QUESTION = re.compile(
 # structure it?", "一篇3000字的论文要写多久？"; its counts are the task's, not the response's
 _ADVICE = re.compile(r"\b(?:how\s+(?:do|should|can|could|would)\s+(?:I|we)|what\s+should\s+"
                      r"(?:I|we)|how\s+(?:long|many|much))\b|怎么|如何|请问|多久|多长|多少", re.I)
-_QUESTION_END = re.compile(r"[?？]|[。！!\n]|\.(?=\s|$)")
+# (a colon too: in "keep it under 100 words: how do I fix a flat?" the count precedes the
+# question it introduces, it is not in it)
+_QUESTION_END = re.compile(r"[?？]|[。！!\n]|\.(?=\s|$)|[:：](?=\s)")
 # a form permitted, not asked: "Feel free to add a P.S. if you think it fits", "If it's
 # easier, feel free to use JSON"
 _PERMITTED_BEFORE = re.compile(r"\b(?:feel\s+free\s+to|optionally)\b", re.I)

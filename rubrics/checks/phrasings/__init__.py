@@ -12,7 +12,7 @@ kinds, in English and Chinese alike:
 - `lists`: bullet_count, numbered_count, heading_count;
 - `case`: lowercase, uppercase, capital_word_count;
 - `edges`: starts_with, ends_with;
-- `language`: language; `language_people`: language named by the people the text is for
+- `language`: language; `languages.people`: language named by the people the text is for
   ("for my Brazilian readers, in their language");
 - `keywords` (English) and `keywords_zh` (Chinese and mixed): keyword, forbidden_word;
 - `marks`: placeholder_count, highlight_count;
@@ -34,13 +34,13 @@ from rubrics.checks.phrasings import (
     edges,
     formats,
     language,
-    language_people,
     lengths,
     lists,
     marks,
     parts,
     sections,
 )
+from rubrics.checks.phrasings.languages import people as language_people
 from rubrics.checks.phrasings.shared import Build, Matcher
 from rubrics.checks.phrasings.words import case, keywords, keywords_zh, letters
 from rubrics.checks.phrasings.words.case import PART_OF

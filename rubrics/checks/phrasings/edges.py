@@ -9,7 +9,8 @@ The phrase is the quoted words, quotes removed, or the words after a colon or "t
 phrase" up to the sentence's end, without "and nothing else". A phrase one part must open or
 close with ("end each paragraph with ...", "the first word of paragraph 2") is not the
 response's, nor is one the user's own text already has ("My toast already ends with ..."); nor
-is a closing that is no phrase ("end with a question")."""
+is a closing that is no phrase ("end with a question"), nor the quotation marks themselves
+named ("begin with " and finish with "": the whole reply in quotes, `formats`'s)."""
 
 from __future__ import annotations
 
@@ -121,6 +122,11 @@ _DESCRIBED = re.compile(
     r"an?\s+question[.!]?", re.I)
 
 
+# quotation marks named alone, not around a phrase: in "begin with " and finish with "", the
+# words between two marks each set off by spaces are the request's own
+_MARKS_ALONE = re.compile(r"[\"“”'‘’]\s.*\s[\"“”'‘’]", re.S)
+
+
 def _edge(kind: str) -> Build:
     """The phrase, quotes removed; a bare phrase without "and nothing else"."""
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -133,6 +139,8 @@ def _edge(kind: str) -> Build:
                 and _ITS_PART.search(m.string, before, m.start()):
             return []
         groups = m.groupdict()
+        if groups.get("phrase") and _MARKS_ALONE.fullmatch(groups["phrase"]):
+            return []
         if groups.get("phrase"):
             phrase = (quoted_words(groups["phrase"]) or [groups["phrase"]])[0].strip()
         else:

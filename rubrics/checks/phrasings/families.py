@@ -10,7 +10,11 @@ modules draw on: a noun family per kind ("bullet points", "dot points", "subhead
   "用方括号标出需要填写的内容，至少5处", "标题不少于两个", "bullets pls. like 5 of them";
 - a list's style, then its size: "an ordered list of exactly five steps", "numbered, 7
   steps", "用编号列表，exactly 4 items", "步骤请标上序号，一共6步", "numbering for the steps;
-  there should be exactly three".
+  there should be exactly three", "ordered list (1., 2., 3., ...), a dozen entries",
+  "numbered 1 through 5".
+
+A bare count said to be approximate ("a numbered checklist, roughly 10 things") is about N,
+between floor(0.8 N) and ceil(1.2 N).
 
 A count of things with no style named ("give me 10 name ideas"), a count per part ("2 per
 section", "每部分3条", "主歌至少2段") and a count that is a length ("each under 15 words") is
@@ -22,8 +26,9 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from rubrics.checks.numbers import EN_NUMBER
+from rubrics.checks.numbers import EN_NUMBER, about
 from rubrics.checks.phrasings.shared import (
+    ABOUT_EN,
     CJK,
     COUNT,
     Build,
@@ -159,9 +164,26 @@ def _counted(kind: str, *, bare_english_paragraphs: bool = True) -> Build:
         if groups.get("style") is not None and _EACH.search(groups["style"]):
             return []
         relation, n, upper = count_relation(m, "exactly")
+        if relation == "exactly" and n is not None and _approximate(m):
+            relation, (n, upper) = "between", about(n)
         return count(kind, relation, n, upper,
                      **({"divider": None} if kind == "paragraph_count" else {}))
     return build
+
+
+# a count said to be approximate: "roughly 10 things", "5 bullet points or so"
+_ABOUT_BEFORE = re.compile(rf"\b(?:{ABOUT_EN})\s+$", re.I)
+_OR_SO_AFTER = re.compile(r"\s*,?\s+(?:or\s+so|give\s+or\s+take|or\s+thereabouts|more\s+or\s+"
+                          r"less)\b", re.I)
+
+
+def _approximate(m: re.Match[str]) -> bool:
+    """Whether a bare count is said to be about N (a word of approximation right before its
+    number, or "or so" after the match): between floor(0.8 N) and ceil(1.2 N)."""
+    first = _first_number(m)
+    at = m.start(first) if m.groupdict().get(first) else m.start()
+    return bool(_ABOUT_BEFORE.search(m.string, max(0, at - 40), at)
+                or _OR_SO_AFTER.match(m.string, m.end()))
 
 
 def _family_rules(kind: str) -> Iterator[tuple[str, str, Build]]:
@@ -227,10 +249,11 @@ def _style_rules(kind: str) -> Iterator[tuple[str, str, Build]]:
     # "numbered steps (no more than 6)"
     yield style, (rf"(?P<noun>{style})(?![A-Za-z-])(?:\s+[a-z]+)?\s*[(（]\s*{COUNT}"
                   r"(?:\s*(?:items?|entries|steps?|points?|个|条|项))?\s*[)）]"), _counted(kind)
-    # "an ordered list of exactly five steps", "用 numbered list 列出 5 个 tips"
+    # "an ordered list of exactly five steps", "用 numbered list 列出 5 个 tips", "ordered list
+    # (1., 2., 3., ...), a dozen entries" (an example of the style in parentheses on the way)
     yield style, (rf"(?P<noun>{style})(?![A-Za-z-])(?:\s*(?:list|列表))?"
-                  rf"(?P<style>[^.!?。！？\n]{{0,40}}?)(?<![第每A-Za-z0-9]){COUNT}{_NOT_ITEMS}"
-                  rf"{_ITEM}"), _counted(kind)
+                  rf"(?P<style>(?:[^.!?。！？\n(（]|[(（][^()（）\n]{{1,40}}[)）]){{0,40}}?)"
+                  rf"(?<![第每A-Za-z0-9]){COUNT}{_NOT_ITEMS}{_ITEM}"), _counted(kind)
     # "a list of 3 action items, formatted as markdown bullets"
     yield style, (rf"(?<![第每A-Za-z]){COUNT}{_NOT_ITEMS}\s+(?:[\w-]+\s+){{0,3}}?[\w-]+\s*,?"
                   r"\s+(?:as|in|using|formatted\s+as|in\s+the\s+form\s+of)\s+(?:a\s+|an\s+)?"
@@ -261,9 +284,10 @@ def _style_rules(kind: str) -> Iterator[tuple[str, str, Build]]:
     yield rf"\b{verb}\b", (rf"\b{verb}\s+(?:the|your|these|those|all)\s+{COUNT}\s+[a-z]+"), \
         _counted(kind)
     if kind == "numbered_count":
-        # "number your tips 1 to 4"
-        yield r"\bnumber\b", (r"\bnumber\s+(?:your|ur|the|them|these|those)\s*(?:[\w-]+\s+)?"
-                              rf"(?:from\s+)?1\s*(?:to|-|–|through)\s*(?P<n1>{EN_NUMBER})\b"), \
+        # "number your tips 1 to 4", "numbered 1 through 5"
+        yield r"\bnumber(?:ed)?\b", (r"\b(?:number\s+(?:your|ur|the|them|these|those)\s*"
+                                     r"(?:[\w-]+\s+)?|numbered\s+)(?:from\s+)?1\s*(?:to|-|–|"
+                                     rf"through|thru)\s*(?P<n1>{EN_NUMBER})\b"), \
             _counted("numbered_count")
 
 

@@ -1,5 +1,6 @@
 """The forms code reads off the whole response, each a flag or a name: no commas ("without
-any commas", "commas are not allowed", "comma-free", "不要使用逗号", "逗号一律不得使用"), a
+any commas", "commas are not allowed", "comma-free", "leave out every comma", "without using
+the ',' character", "periods are fine, commas are not.", "不要使用逗号", "逗号一律不得使用"), a
 P.S. or P.P.S., JSON ("in JSON format", "return valid JSON", "as one JSON document", "convert
 my list into json", "Respond with a JSON object", "the reply must consist solely of a JSON
 document", "format your entire response as JSON", "Machine-readable JSON only", "Output: JSON",
@@ -7,13 +8,16 @@ document", "format your entire response as JSON", "Machine-readable JSON only", 
 ("inside <answer> tags", "wrapped in <summary></summary>"), every [[ ## name ## ]] field marker
 the request writes, bar a DSPy-style prompt's input fields and a marker in a sentence about
 the user's own template, the whole response in double quotes ("put the whole reply in
-quotation marks", "your answer should be surrounded by double quotes", "请将整个回答用双引号
+quotation marks", "your answer should be surrounded by double quotes", "Format: the whole
+reply inside one pair of double quotation marks", "start your reply with a quotation mark and
+end it with one", "..., opening and closing with a double-quote character", "请将整个回答用双引号
 括起来"), a <<title>>, and a JSON Schema the request gives (`json_schemas`: "return JSON
 that follows this schema: {...}", "as JSON matching {...}", "validates against: {...}").
 
 A form named as a topic ("explain when a comma is not allowed", "what is JSON?", "compare JSON
-and YAML"), JSON the request gives ("convert this JSON into a table", "what's wrong with this
-json?") or allows inside prose ("you may include one small JSON example") is no check:
+and YAML", "explain what this JSON Schema accepts"), JSON the request gives ("convert this JSON
+into a table", "what's wrong with this json?", "why does this object fail validation? ...
+Schema: {...}") or allows inside prose ("you may include one small JSON example") is no check:
 the pre-pass drops it; nor are quotation marks asked of a part ("quotation marks around the
 book titles"), nor a P.S. that opens a paragraph of the request (the user's own)."""
 
@@ -27,6 +31,9 @@ from typing import Any
 from rubrics.checks.phrasings.shared import Build, Matcher, Phrasing, Table, flag, rules_of
 
 _I = re.I | re.S
+
+# the comma named by its sign: "the ',' character", "a "," anywhere"
+_COMMA_SIGN = r"[\"'‘“],[\"'’”](?:\s+(?:character|sign|symbol|mark)\b)?"
 
 # --- machine-read field markers: "[[ ## answer ## ]]"
 # the names a DSPy-style prompt lists as its inputs ("Your input fields are: 1. `question`"),
@@ -56,9 +63,14 @@ def _field(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 
 
 # --- the whole response in double quotes
-_QUOTES = (r"(?:an?\s+(?:pair|set)\s+of\s+|an?\s+)?(?:opening\s+and\s+closing\s+)?(?:double[\s-]+)?"
+_QUOTES = (r"(?:(?:an?|one|a\s+single)\s+(?:pair|set)\s+of\s+|an?\s+)?"
+           r"(?:opening\s+and\s+closing\s+)?(?:double[\s-]+)?"
            r"(?:quotation\s+marks?|quotes|quote\s+marks?|quotation|inverted\s+commas|"
            r"speech\s+marks|(?<=double )quote\b|(?<=double-)quote\b)")
+# a quotation mark, named or shown ("begin with " and finish with ""), not a quotation as
+# content ("begin with a quotation from Einstein")
+_QUOTE_MARK = (rf"(?:{_QUOTES}|[\"“”](?=[\s,.;]|$))(?:\s+(?:mark|character|sign))?"
+               r"(?!\s+(?:from|by|of|about)\b)")
 _WHOLE = (r"(?:(?:your|ur|the|this)\s+(?:(?:entire|whole|full|complete)\s+)?(?:response|answer|"
           r"reply|output|text|message|thing|piece)|everything(?:\s+you\s+(?:write|say))?|"
           r"it\s+all|all\s+of\s+it|it)")
@@ -163,15 +175,19 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"|employing|utili[sz]ing|including|adding)\s+)?(?:any\s+)?|"
         r"not?\s+use\s+(?:any\s+)?)commas?\b", flag("no_commas"),
         kind="no_commas", example="Do not use any commas.", counter='Do not use the word "car".'),
+    # (the comma named by its sign too: "without using the ',' character anywhere")
     Phrasing(
         r"\b(?:no|zero|without|w/o|avoid(?:ing)?|leave\s+out|omit|(?:do\s+not|don['’]t|must\s+not|"
         r"should\s+not|never|cannot|can['’]t)\s+(?:use|include|contain|put|add|have)|refrain\s+from"
-        r"\s+using)\s+(?:(?:any|all|using|the\s+use\s+of|a\s+single|a|the)\s+)*commas?\b|"
-        r"\bcomma-free\b|\bnot\s+(?:a\s+single|one|even\s+one)\s+comma\b",
+        r"\s+using)\s+(?:(?:any|all|every|each|using|the\s+use\s+of|a\s+single|a|the)\s+)*"
+        rf"(?:commas?\b|{_COMMA_SIGN})|\bcomma-free\b|"
+        r"\bnot\s+(?:a\s+single|one|even\s+one)\s+comma\b",
         flag("no_commas"),
-        kind="no_commas", example="Not a single comma, please.",
+        kind="no_commas", example="Leave out every comma.",
         counter="A semicolon, not a comma."),
+    # (and said short after what is allowed: "periods are fine, commas are not.")
     Phrasing(
+        r"\bcommas?\s+(?:are|is)\s+not(?=\s*(?:[.;!\n]|$))|"
         r"\bcommas?\s+(?:are|is)\s+(?:strictly\s+|absolutely\s+)?(?:not\s+(?:allowed|permitted|"
         r"to\s+be\s+used)|forbidden|banned|prohibited|off[\s-]limits)|\bcommas?\s+(?:must|should|"
         r"may|can)\s*(?:not|n['’]t)\s+(?:be\s+used|appear)|逗号(?:一律)?(?:不得|不能|不要|不可"
@@ -297,6 +313,22 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         _wrapped,
         kind="quoted", example="Open and close your answer with a double quote.",
         counter="Include a famous quote in your answer."),
+    # each end in a clause of its own: "start your reply with a quotation mark and end it with
+    # one", "begin with " and finish with ""
+    Phrasing(
+        rf"\b(?:start|begin|open)\s+(?:{_WHOLE}\s+)?with\s+{_QUOTE_MARK}\s*,?\s+and\s+"
+        rf"(?:(?:then|also)\s+)?(?:end|finish|close)\s+(?:{_WHOLE}\s+)?with\s+(?:(?:one|"
+        rf"another)(?:\s+one)?\b|the\s+same\b|{_QUOTE_MARK})", _wrapped,
+        kind="quoted", example="Start your reply with a quotation mark and end it with one.",
+        counter="Start your reply with a quotation from Einstein and end it with one from Curie."),
+    # a participle after the text asked for: "..., opening and closing with a double-quote
+    # character"
+    Phrasing(
+        rf"(?<=,)\s*(?:opening|starting|beginning)\s+and\s+(?:closing|ending|finishing)\s+with\s+"
+        rf"{_QUOTE_MARK}", _wrapped,
+        kind="quoted",
+        example="Give it as one string, opening and closing with a double-quote character.",
+        counter="Give it as one string, opening and closing with a greeting."),
     Phrasing(
         rf"\b{_WHOLE}\s+(?:(?:should|must|will|has\s+to|needs\s+to)\s+be|is|be)\s+(?:entirely\s+|"
         r"fully\s+)?quoted\b", _wrapped,
@@ -315,12 +347,14 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         example="Make sure your response is enclosed in double quotation marks from start to "
                 "finish.",
         counter="Put it in speech marks from start to finish."),
+    # a labelled line, the whole or its wrapping verb said or not: "Format: enclosed in
+    # quotation marks", "Format: the whole reply inside one pair of double quotation marks"
     Phrasing(
         rf"(?:^|(?<=[.;\n]))\s*(?:[-*•]\s*)?(?:format|output|response|answer|reply)\s*[:：]\s*"
-        rf"(?:(?:all|entirely|fully)\s+)?(?:wrapped|enclosed|surrounded)\s+(?:in|with|by|within|"
-        rf"inside)\s+{_QUOTES}", _wrapped,
-        kind="quoted", example="Format: enclosed in quotation marks.",
-        counter="put the whole reply in quotation marks"),
+        rf"(?:{_WHOLE}\s+)?(?:(?:all|entirely|fully)\s+)?(?:(?:wrapped|enclosed|surrounded|placed|"
+        rf"put|written)\s+)?(?:in|with|by|within|inside|between)\s+{_QUOTE_MARK}", _wrapped,
+        kind="quoted", example="Format: the whole reply inside one pair of double quotation marks.",
+        counter="Format: with quotes from two experts."),
     # (words set off by commas may come between: "shall be enclosed, in its entirety, within")
     Phrasing(
         rf"\b{_WHOLE}(?:\s*,[^,.;\n]{{1,30}},)?\s+{_BE_WRAPPED}(?:\s*,[^,.;\n]{{1,30}},)?\s+"
@@ -382,6 +416,14 @@ SCHEMA_CHARS = 4000
 # a schema would be: properties, a type a schema names, or its combinators
 _SCHEMA_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 _COMBINATORS = frozenset({"oneOf", "anyOf", "allOf", "$schema"})
+# a request about the schema it gives rather than one the reply must meet: explaining it
+# ("Explain in plain English what this JSON Schema accepts"), or a question on it or on
+# validating against it ("Why does this object fail validation?"; not a polite request, "Can
+# you return JSON that validates against this schema?")
+_ABOUT_THE_SCHEMA = re.compile(
+    r"\b(?:explain|describe|walk\s+me\s+through|paraphrase)\b[^.?!\n]{0,60}\bschema\b|"
+    r"(?:^|[.!?\n]\s*)(?:why|what|how|which|does|is|are)\b[^.?!\n]{0,80}\b(?:schema|"
+    r"validat\w*|accepts?|rejects?)\b[^.?!\n]*\?", re.I)
 
 
 def _is_schema(value: object, named: bool) -> bool:
@@ -400,7 +442,11 @@ def _is_schema(value: object, named: bool) -> bool:
 def json_schemas(request: str) -> Iterator[tuple[int, str, str]]:
     """Each JSON Schema the request spells out right after the word "schema" or a verb the
     answer must meet it by (the answer must be JSON valid against it): where it is named, the
-    words naming it and the schema, sorted and compact."""
+    words naming it and the schema, sorted and compact. None when the request is about the
+    schema (explaining it, asking why an object fails it): it is given, not asked of the
+    answer."""
+    if _ABOUT_THE_SCHEMA.search(request):
+        return
     decoder = json.JSONDecoder()
     for match in _SCHEMA.finditer(request):
         brace = request.find("{", match.end(), match.end() + 200)

@@ -1,16 +1,18 @@
 """The ways a request names the language the whole response must be in: "answer in German",
 "your entire response should be in French", "the output language must be Japanese", "use
 Portuguese for the whole thing", "(in Korean, please)", "write a short poem in French",
-"The answer should be Spanish-language", "Don't answer in English, use Russian", "Reference
-letter template in French, ...", "need a Chinese blurb", "Summarize these notes in Chinese for
-the team", "Mandarin please: ...", "用德语回答", "回答必须全部使用英文", "以西班牙语作答". A
-language named by the people the text is for is `language_people`'s.
+"The answer should be Spanish-language", "Don't answer in English, use Russian", "no English
+please, Polish.", "Reference letter template in French, ...", "need a Chinese blurb",
+"Summarize these notes in Chinese for the team", "Mandarin please: ...", "(Spanish please,
+it's for my mom.)", "A welcome note for the volunteers should be composed in Finnish", "...,
+in English of course, ...", "用德语回答", "回答必须全部使用英文", "以西班牙语作答". A language named
+by the people the text is for is `languages.people`'s.
 
 A language named as a topic ("why learning Spanish is useful"), a translation target
 ("translate it into Japanese", "a German translation of this note"), a question about a word
 ("what does it mean in German?") or an adjective ("in French schools", "a French toast
 recipe") is not the response's language, nor is one a negation refuses ("Don't reply in
-English"). The names and codes are `language_names`'s; `asked_languages` gives what the rows
+English"). The names and codes are `languages.names`'s; `asked_languages` gives what the rows
 read, for the readings that depend on the response's language (a length in characters)."""
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from rubrics.checks.language import NAMES
 from rubrics.checks.numbers import EN_NUMBER
-from rubrics.checks.phrasings.language_names import (
+from rubrics.checks.phrasings.languages.names import (
     LANG_COUNTRY,
     LANG_EN,
     LANG_NATIVE,
@@ -29,7 +31,7 @@ from rubrics.checks.phrasings.language_names import (
     ZH_LANGUAGE_NAMES,
     code_of,
 )
-from rubrics.checks.phrasings.language_people import RULES as PEOPLE_RULES
+from rubrics.checks.phrasings.languages.people import RULES as PEOPLE_RULES
 from rubrics.checks.phrasings.shared import (
     Build,
     Matcher,
@@ -55,7 +57,8 @@ _WHOLLY_EN = (r"(?:(?:entirely|only|exclusively|solely|wholly|fully|completely|p
 # the response as a subject: "your entire response", "the whole reply", "everything you write"
 _RESPONSE_EN = (r"(?:(?:your|the|this|my|our)\s+(?:(?:entire|whole|full|complete|final|"
                 r"written|)\s*)(?:response|answer|reply|output|text|message|submission)s?|"
-                r"everything(?:\s+(?:you\s+(?:write|say|produce|output)|in\s+(?:your|the)\s+"
+                r"everything(?:\s+(?:you\s+(?:write|say|produce|output|send)(?:\s+back)?|"
+                r"in\s+(?:your|the)\s+"
                 r"(?:response|answer|reply)))?|all\s+of\s+(?:it|your\s+(?:response|answer|"
                 r"reply|text))|the\s+whole\s+thing|it\s+all|all\s+(?:of\s+)?(?:the\s+)?(?:text|"
                 r"writing|content)|it)")
@@ -70,7 +73,8 @@ _ANSWER_EN = (r"(?:respond(?:ing)?|(?:answer|anwser|awnser|asnwer)(?:ing)?|repl(
 # verbs a short object and then "in <language>" follow: "write a short poem in French"
 _MAKE_EN = (r"(?:write|compose|draft|create|tell|give|send|sing|produce|provide|prepare|"
             r"generate)")
-_OBJECT_EN = (r"(?:(?:me|us|her|him|them)\s+)?(?:a|an|one|some|the|your|this|that|my)\s+"
+_OBJECT_EN = (r"(?:(?:me|us|her|him|them)\s+)?(?:a|an|one|some|the|your|this|that|these|those|"
+              r"my|our|his|her|their)\s+"
               r"(?:(?!(?:to|of|on|about|for|with|from|at|by|who|which|that|in|into)\b)"
               r"[\w'-]+\s+){0,3}?")
 
@@ -248,7 +252,7 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"(?:written\s+)?(?:all\s+)?in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code,
         kind="language", example="I need this in French.", counter="answer in French"),
     Phrasing(
-        rf"\bmake\s+{_RESPONSE_EN}\s+(?:all\s+|entirely\s+)?{LANG_EN}\s*(?=[.!;,\n]|$)", _code,
+        rf"\bmake\s+{_RESPONSE_EN}\s+(?:all\s+|entirely\s+)?{LANG_EN}\s*(?=[.!;:,\n]|$)", _code,
         kind="language", example="Make the whole reply Spanish.",
         counter="put the whole reply in quotation marks"),
     # the language named in itself: "auf Deutsch bitte", "en español por favor"
@@ -263,15 +267,17 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"(?:(?:spoken|used)\s+)?(?:in|of)\s+(?:the\s+)?{LANG_COUNTRY}\b", _code,
         kind="language", example="Please respond in the official language of Brazil.",
         counter="What is the official language of Brazil?"),
-    # the text asked for as a subject with a modal: "The summary is to be written in Portuguese"
+    # the text asked for as a subject with a modal: "The summary is to be written in Portuguese",
+    # "A welcome note for new volunteers should be composed in Finnish", "the flyer text itself
+    # has to be in Russian"
     Phrasing(
-        rf"\b(?:the|your|this)\s+(?:(?:entire|whole|full|complete|final)\s+)?{_TEXT_EN}\s+"
-        rf"(?:should|"
+        rf"\b(?:the|your|this|a|an)\s+(?:(?!(?:for|to|from|about|on|at|of|in)\b)[\w'-]+\s+){{0,3}}?"
+        rf"{_TEXT_EN}(?:\s+(?:for|to|from|about|on|at)\s+[^.,;:!?\n]{{1,50}}?)?\s+(?:should|"
         rf"must|shall|will|has\s+to|needs?\s+to|is\s+to|are\s+to|ought\s+to)\s+(?:only\s+)?be\s+"
         rf"(?:(?:written|composed|given|delivered|provided|presented|done|kept)\s+)?{_WHOLLY_EN}"
         rf"(?:in|using)\s+(?:the\s+)?{_REGISTER}{LANG_EN}{_END_EN}", _code,
-        kind="language", example="Your caption must be written entirely in Dutch.",
-        counter="Your answer must be written in French."),
+        kind="language", example="A thank-you card for the nurses should be written in Dutch.",
+        counter="A thank-you card for the nurses should be written in pencil."),
     # a language alone in a clause after a comma, or in a terse sentence: "..., in French
     # please.", "In Italian, thanks.", "..., entirely in Italian.", "..., the whole thing in
     # Korean please.", "..., written in Brazilian Portuguese, please."
@@ -284,8 +290,9 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     # a language set off by commas among other requirements: "..., in French, no longer than
     # 4 sentences" (not one of a list of languages: "in French, Italian and German")
     Phrasing(
-        rf"(?<=,)\s*in\s+{LANG_EN}\s*,(?!\s*(?:and\s+|or\s+)?(?:{LANGUAGE_NAMES})\b)", _code,
-        kind="language", example="Write a postcard to my cousin, in French, under 4 sentences.",
+        rf"(?<=,)\s*in\s+{LANG_EN}(?:\s+(?:of\s+course|obviously|naturally|please|pls|too|as\s+"
+        rf"well))?\s*,(?!\s*(?:and\s+|or\s+)?(?:{LANGUAGE_NAMES})\b)", _code,
+        kind="language", example="Summarize it for me, in English of course, in 40 words.",
         counter="Compare the films, in French, Italian and German, of the 1960s."),
     # the language as the text's adjective: "Write a German-language product description"
     Phrasing(
@@ -296,8 +303,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     # Japanese declining the invitation" (a participle after it, not a noun in -ing: "in
     # Chinese painting")
     Phrasing(
-        rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:(?:for\s+(?:my|our|your|the|a)|from)\s+"
-        rf"[\w'’-]+\s+(?:(?!in\b)[\w'’-]+\s+)?)?in\s+"
+        rf"\b{_MAKE_EN}\s+{_OBJECT_EN}(?:\w+\s+)(?:(?:for\s+(?:(?:my|our|your|the|a|his|her|"
+        rf"their)\s+[\w'’-]+|me|us|her|him|them)|from\s+[\w'’-]+)\s+(?:(?!in\b)[\w'’-]+\s+)?)?in\s+"
         rf"(?:the\s+)?{_REGISTER}{LANG_EN}(?:\s+language)?"
         r"(?=\s*(?:[.,;:!?)]|$|\s(?:about|on|for|that|and|please|describing|explaining|so|"
         r"because|since|to|with|but|if|when|using|instead)\b|\s(?!(?:spelling|painting|"
@@ -391,6 +398,17 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         r"(?=\s*(?:[.,;:!?)]|$|\s(?:and|but|please|only)\b))", _code,
         kind="language", example="The answer should be Spanish-language and short.",
         counter="The answer should be about Spanish-language films."),
+    # a language refused, then the one asked for: "no English please, Polish.", "Don't write
+    # this in English, Vietnamese only" (not a list of languages refused: "not in English,
+    # French or German")
+    Phrasing(
+        rf"\b(?:no|not\s+in|never\s+in|(?:don['’]?t|do\s+not)\s+(?:write|reply|answer|respond)"
+        rf"(?:\s+(?:this|it|to\s+(?:me|this)))?\s+in)\s+(?:{LANGUAGE_NAMES})(?:\s+(?:please|pls))?"
+        rf"\s*[,;:—–-]+\s*(?:(?:but|just|only|use|instead)\s+)?(?:in\s+)?{LANG_EN}"
+        rf"(?!\s*(?:,|or\b|and\b)\s*(?:or\s+|and\s+)?(?:{LANGUAGE_NAMES})\b)"
+        r"(?:\s+(?:only|please|pls|instead))?\s*(?=[.!;,:\n—–-]|$)", _code,
+        kind="language", example="no english please, polish. my dad only reads polish",
+        counter="Not in English, French, or German: which is the hardest to learn?"),
     # "use <language>" as a clause of its own: "Don't answer in English, use Russian."
     Phrasing(
         rf"(?:^|(?<=[,.;:!?—–]\s)|(?<=[,;\n—–]))\s*(?:(?:please|just|instead)\s+)?use\s+"
@@ -421,9 +439,10 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"(?!{_IN_A_LANGUAGE}\b){_OBJECT_WORD}\s+in\s+{_REGISTER}{LANG_EN}{_END_EN}", _code,
         kind="language", example="Summarize these meeting notes in Chinese for the team.",
         counter="Summarize the best songs in French."),
-    # the language alone before "please", opening the request: "Mandarin please: a pitch"
+    # the language alone before "please", opening the request or a parenthesis: "Mandarin
+    # please: a pitch", "(Spanish please, it's for my mom.)"
     Phrasing(
-        rf"(?:^|(?<=[.!?]\s)|(?<=\n))\s*{LANG_EN}\s*,?\s*(?:please|pls|plz)\s*(?=[.!:;,\n]|$)",
+        rf"(?:^|(?<=[.!?]\s)|(?<=[\n(]))\s*{LANG_EN}\s*,?\s*(?:please|pls|plz)\s*(?=[.!:;,\n)]|$)",
         _code,
         kind="language", example="Mandarin please: a short pitch for a hotpot place.",
         counter="Mandarin lessons, please: where do I start?"),

@@ -1,9 +1,11 @@
 """How much of the response there is, in words and characters: English lengths in words
 ("at least 300 words", "a 500-word essay", "don't go over 120 words", "word limit: 250", "one
 hundred and fifty words", "Word count: 300", "more than 250 words but no longer than 350",
-"Hard ceiling: 150 words"), Chinese lengths in characters ("不少于800字", "1000-1200字",
-"字数800字左右", "写一篇800字的"), and English lengths asked in Chinese ("不超过八十个单词",
-"200个单词左右"). How often one letter appears is `letters`'s.
+"at least 300 but no more than 450 words", "Hard ceiling: 150 words", "a 150-word-max blurb",
+"don't let it run past 90 words", "south of 120 words", "in the neighbourhood of 200 words",
+"a couple hundred words", "two to three hundred words"), Chinese lengths in characters
+("不少于800字", "1000-1200字", "字数800字左右", "写一篇800字的"), and English lengths asked in
+Chinese ("不超过八十个单词", "200个单词左右"). How often one letter appears is `letters`'s.
 
 "About N" is `between` floor(0.8 N) and ceil(1.2 N); "more than N" is at least N + 1, "less
 than N" at most N - 1. A length in number words counts only from fifty up ("three words that
@@ -15,7 +17,7 @@ import re
 from typing import Any
 
 from rubrics.checks.numbers import EN_COMPOUND, EN_NUMBER, ZH_NUMBER, about, to_int
-from rubrics.checks.phrasings.language_names import LANGUAGE_NAMES
+from rubrics.checks.phrasings.languages.names import LANGUAGE_NAMES
 from rubrics.checks.phrasings.shared import (
     ABOUT_EN,
     AT_LEAST_EN,
@@ -64,11 +66,28 @@ def _approx(kind: str, n: int | None, **extra: Any) -> list[tuple[str, dict[str,
     return count(kind, "between", low, high, **extra)
 
 
+# the multiplier a range's second number ends with: "two to three hundred words"
+_MULTIPLIER = re.compile(r"\b(?P<unit>hundred|thousand)\s*$", re.I)
+
+
+def _range(m: re.Match[str]) -> list[int | None]:
+    """A range's two numbers; a first one that leaves the second's multiplier unsaid takes it
+    ("two to three hundred words": 200 to 300; not "fifty to a hundred words")."""
+    said = [g for g in m.groups() if g is not None][:2]
+    low, high = numbers_of(m)[:2]
+    shared = _MULTIPLIER.search(said[1]) if len(said) == 2 else None
+    if shared and low is not None and high is not None and not _MULTIPLIER.search(said[0]):
+        scaled = low * (100 if shared.group("unit").lower() == "hundred" else 1000)
+        if scaled <= high:
+            return [scaled, high]
+    return [low, high]
+
+
 def _length(kind: str, relation: str) -> Build:
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         numbers = numbers_of(m)
         if relation == "between":
-            return count(kind, "between", *numbers[:2])
+            return count(kind, "between", *_range(m))
         if relation == "about":
             return _approx(kind, numbers[0])
         return count(kind, relation, numbers[0])
@@ -131,7 +150,8 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         rf"\b(?:{LESS_THAN_EN})\s+{EN_N}\s*(?:-\s*)?words?\b", _words("less than"), *WORDS_GATE,
         kind="word_count", example="In fewer than 50 words", counter="Answer in exactly 50 words."),
     Phrasing(
-        rf"{EN_N}\s*(?:-\s*)?words?\s+(?:or\s+more|minimum|at\s+least)\b|{EN_N}\+\s*(?:-\s*)"
+        rf"{EN_N}\s*(?:-\s*)?words?(?:\s+(?:or\s+more|minimum|at\s+least)|-min(?:imum)?)\b|"
+        rf"{EN_N}\+\s*(?:-\s*)"
         rf"?words?\b",
         _words("at least"), *WORDS_GATE,
         kind="word_count", example="Your reply should run to 4 words or more.",
@@ -141,9 +161,10 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         *WORDS_GATE,
         kind="word_count", example="at most forty words", counter="150 words at most"),
     Phrasing(
-        rf"{EN_N}\s*(?:-\s*)?words?\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)\b",
+        rf"{EN_N}\s*(?:-\s*)?words?(?:\s+(?:or\s+(?:less|fewer)|max(?:imum)?|at\s+most)|"
+        r"-max(?:imum)?)\b",
         _words("at most"), *WORDS_GATE,
-        kind="word_count", example="150 words at most", counter="at most forty words"),
+        kind="word_count", example="a 150-word-max blurb", counter="a 150-word blurb"),
     Phrasing(
         rf"(?:exactly|precisely)\s+{EN_N}\s*(?:-\s*)?words?\b", _words("exactly"), *WORDS_GATE,
         kind="word_count", example="precisely 4 words", counter="4 to 7 words"),
@@ -195,11 +216,12 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     # "nothing above 100 words"
     Phrasing(
         rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|mustn['’]t|cannot"
-        rf"|can['’]t|not\s+to|without|nothing)\s+(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
+        rf"|can['’]t|not\s+to|without|nothing)\s+(?:let\s+(?:it|them|(?:the|your)\s+\w+)\s+)?"
+        rf"(?:(?:go|be|run|get|write|use|type|going|writing|using)\s+)?(?:over|above|"
         rf"beyond|past|exceed(?:ing)?|surpass(?:ing)?|more\s+than|longer\s+than)"
         rf"\s+{_NAMED_N}{_WORDS}",
         _bound("at most"),
-        kind="word_count", example="Don't go over 120 words.",
+        kind="word_count", example="Don't let it run past 120 words.",
         counter="Don't stop before you reach 4 words."),
     Phrasing(
         rf"\b(?:don['’]t|do\s+not|never|shouldn['’]t|should\s+not|must\s+not|cannot|can['’]t"
@@ -215,6 +237,13 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         two_bounds("word_count"), *WORDS_GATE,
         kind="word_count", example="more than 250 words but no longer than 350.",
         counter="more than 250 words but no longer than 3 paragraphs."),
+    # the same with the first bound's unit unsaid: "at least 300 but no more than 450 words"
+    Phrasing(
+        rf"\b(?P<q1>{QUALIFIER_EN})\s+(?P<n1>{EN_NUMBER})\s*,?\s+(?:but|and|yet)\s+"
+        rf"(?P<q2>{QUALIFIER_EN})\s+(?P<n2>{EN_NUMBER}){_WORDS}",
+        two_bounds("word_count"), *WORDS_GATE,
+        kind="word_count", example="at least 300 but no more than 450 words.",
+        counter="at least 3 paragraphs but no more than 450 words."),
     # a labelled limit: "word limit: 250", "maximum word count of 300", "minimum word count: 300"
     Phrasing(
         rf"\b(?:word\s+(?:limit|cap|max(?:imum)?|ceiling|budget)|max(?:imum)?\s+(?:word\s+count|"

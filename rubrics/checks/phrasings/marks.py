@@ -2,10 +2,12 @@
 least 4 bracketed placeholders", "至少包含2个占位符", "leave spots like [name] for me to fill
 in", "put [brackets] for anything i need to fill in, at least three of em", "..., blanks in
 [brackets] for the landlord to fill in", "Any detail the manager still has to supply goes in
-square brackets"), and spans
+square brackets", "put any detail I still need to fill in in [square brackets]"), and spans
 highlighted in markdown ("highlight at least 3 parts with markdown", "italicize or bold at
 least 4 important phrases", "mark 4 phrases as highlighted text", "bold the key terms",
-"keep the markdown highlighting to two phrases at most", "用markdown加粗至少3个关键词").
+"keep the markdown highlighting to two phrases at most", "Markdown emphasis on no more than
+two phrases", "pick out the three key warnings and wrap each one in **double asterisks**",
+"用markdown加粗至少3个关键词").
 
 Highlights asked as content ("highlight the benefits of exercise", "highlight three benefits"
 with no word of markdown) are no check."""
@@ -105,6 +107,15 @@ def _some_marked(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
 _A_NUMBER = re.compile(rf"\b(?:{QUALIFIER_EN})\b|{EN_NUMBER}\b", re.I)
 
 
+def _left_to_fill(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+    """What is left to fill in, said to go in brackets ("... goes in square brackets") or put
+    there by a verb before it ("put any detail I still need to fill in in [brackets]"): one
+    placeholder at least."""
+    if not (m.group("verb") or m.group("goes")):
+        return []
+    return count("placeholder_count", "at least", 1)
+
+
 def _uncounted(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """Spans marked with no count in the words read ("emphasize the main idea with italics");
     with one inside them ("mark up at least 3 key phrases in bold") the count's rule reads
@@ -120,11 +131,21 @@ _HIGHLIGHT_VERBS = (r"(?:highlight(?:ing)?|bold(?:ing)?|boldface|embolden|italic
 
 # rules that open with an optional count run only near their markup's word
 _MARKUP_GATE = (r"\b(?:bold(?:ed|face)?|italic(?:i[sz]ed)?|highlighted|emphasi[sz]ed)\b", (60, 80))
+# the things counted, then each of them set in markdown: "the three most important warnings
+# and wrap each one in **double asterisks**", "name four dates and bold them"
+_EACH_OF_THEM = (r"(?:each(?:\s+one|\s+of\s+them)?|every\s+one(?:\s+of\s+them)?|them(?:\s+all)?|"
+                 r"all\s+of\s+them)")
+_MARKED_EACH = (rf"(?:(?:wrap|put|set|mark|format|enclose|render)\s+{_EACH_OF_THEM}\s+in\s+"
+                r"(?:\*{0,2}(?:bold(?:face)?|italics?)\*{0,2}|\*{0,2}(?:double\s+|single\s+)?"
+                rf"asterisks\*{{0,2}}|markdown(?:\s+(?:bold|italics?))?)|(?:bold|boldface|embolden|"
+                rf"italici[sz]e)\s+{_EACH_OF_THEM})")
+_MARKED_EACH_GATE = (_MARKED_EACH, (120, 0))
 
 _PHRASINGS: tuple[Phrasing, ...] = (
-    # placeholders in square brackets
+    # placeholders in square brackets (on the count's line: "Length: more than 180
+    # words\nPlaceholders: ..." counts words)
     Phrasing(
-        rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?placeholders?\b", lambda m: count(
+        rf"{_QN}[^\S\n]+(?:[\w-]+[^\S\n]+){{0,2}}?placeholders?\b", lambda m: count(
            "placeholder_count", "at least" if m.group("more") else relation_of(m.group("q") or ""),
            to_int(m.group("n"))),
         kind="placeholder_count", example="2 placeholders", counter="2 commas"),
@@ -166,18 +187,18 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         example="Use placeholders in square brackets for the client's details.",
         counter="Use at least 2 placeholders in square brackets, such as [name]."),
     # what is left to fill in, said to go in brackets: "Any detail the hiring manager still
-    # has to supply goes in square brackets" (not a form of the text: "stage directions go in
-    # square brackets")
+    # has to supply goes in square brackets", "put any detail I still need to fill in later in
+    # [square brackets]" (not a form of the text: "stage directions go in square brackets")
     Phrasing(
-        r"\b(?:any|every|each|all|whatever|anything|everything)\b[^.;!?\n]{0,60}?\b(?:fill(?:ed)?\s+"
-        r"in|supply|supplied|provide[ds]?|add(?:ed)?\s+later|unknown|undecided|to\s+be\s+"
-        r"(?:confirmed|decided|determined)|tbd|tbc|replace[ds]?|customi[sz]e[ds]?|"
-        r"personali[sz]e[ds]?)\b[^.;!?\n]{0,40}?\b(?:goes|go|belongs?|(?:should|must|will)\s+go|"
-        r"(?:is|are|should\s+be|must\s+be)\s+(?:put|placed|shown|marked|written|enclosed|"
-        r"wrapped))\s+(?:in|inside|within|between)\s+(?:square[\s-]+)?brackets\b",
-        lambda m: count("placeholder_count", "at least", 1),
+        r"\b(?P<verb>(?:put|place|mark|show|write|leave|enclose|wrap|set)\s+)?(?:any|every|each|"
+        r"all|whatever|anything|everything)\b[^.;!?\n]{0,60}?\b(?:fill(?:ed)?\s+in|supply|supplied|"
+        r"provide[ds]?|add(?:ed)?\s+later|unknown|undecided|to\s+be\s+(?:confirmed|decided|"
+        r"determined)|tbd|tbc|replace[ds]?|customi[sz]e[ds]?|personali[sz]e[ds]?)\b"
+        r"[^.;!?\n]{0,40}?\b(?P<goes>(?:goes|go|belongs?|(?:should|must|will)\s+go|(?:is|are|"
+        r"should\s+be|must\s+be)\s+(?:put|placed|shown|marked|written|enclosed|wrapped))\s+)?"
+        r"(?:in|inside|within|between)\s+\[?(?:square[\s-]+)?brackets\b", _left_to_fill,
         kind="placeholder_count",
-        example="Anything I still have to fill in goes in square brackets.",
+        example="Put anything I still have to fill in later in [square brackets].",
         counter="Every stage direction goes in square brackets."),
     Phrasing(
         r"(?:用|以)\s*(?:方括号|\[\s*\])\s*(?:留出|留下|留|标出|标注|表示)[^。；\n]{0,8}?(?:填写"
@@ -275,6 +296,20 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         _emphasized,
         kind="highlight_count", example="emphasising 4 or more phrases with asterisks",
         counter="with 4 or more bullet points"),
+    Phrasing(
+        rf"{_QN}\s+(?:[\w-]+\s+){{0,3}}?[\w-]+\s+and\s+(?:then\s+)?{_MARKED_EACH}\b", _marked,
+        *_MARKED_EACH_GATE,
+        kind="highlight_count",
+        example="Pick the two key warnings and wrap each one in **double asterisks**.",
+        counter="Pick the two key warnings and wrap each one in a short sentence."),
+    # markdown named as a noun, then how many spans it goes on: "Markdown emphasis on no more
+    # than two phrases", "Bold on 3 key terms"
+    Phrasing(
+        r"(?:^|(?<=[.;:!?]\s)|(?<=\n))\s*(?:[-*•]\s*)?(?:markdown\s+(?:bold|italics?|highlighting|"
+        r"emphasis)|bold(?:face)?(?:\s+(?:text|font|type))?|italics?)\s+(?:on|for)\s+"
+        rf"{_QN}\s+(?:[\w-]+\s+){{0,2}}?(?:{_NOUNS}|{_SOFT_NOUNS})\b", _marked,
+        kind="highlight_count", example="Markdown emphasis on no more than two phrases.",
+        counter="Emphasis on no more than two phrases."),
     # "bold text should be used for at least 3 important dates"
     Phrasing(
         rf"\b(?:bold|italic|boldface)\s*(?:text|font|type|formatting)?\s+(?:should|must"

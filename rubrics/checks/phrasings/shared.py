@@ -132,13 +132,17 @@ class Gated:
 # (also as typed in one word: "atleast", "atmost")
 AT_LEAST_EN = (r"at\s*least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|"
                r"(?:a\s+)?minimum(?:\s+of)?|min\.?")
-MORE_THAN_EN = r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than|longer\s+than"
+# (also a bound said as a place beyond it: "past 8 items", "north of 200 words"; not "the past
+# 3 paragraphs", the ones before; and "south of 120 words" is less than)
+MORE_THAN_EN = (r"more\s+than|over|exceed(?:ing)?|upwards\s+of|greater\s+than|longer\s+than|"
+                r"(?<!\bthe\s)(?:past|beyond)|north\s+of")
 AT_MOST_EN = (r"at\s*most|no\s+more\s+than|not\s+more\s+than|(?:a\s+)?maximum(?:\s+of)?|"
               r"max\.?|up\s+to|within|not\s+(?:to\s+)?exceed(?:ing)?|limited\s+to|"
               r"no\s+longer\s+than")
-LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than|shy\s+of"
+LESS_THAN_EN = r"(?:less|fewer)\s+than|under|below|shorter\s+than|shy\s+of|south\s+of"
 QUALIFIER_EN = rf"{AT_LEAST_EN}|{MORE_THAN_EN}|{AT_MOST_EN}|{LESS_THAN_EN}|exactly|precisely"
-ABOUT_EN = r"about|around|approximately|approx\.?|roughly|~|some"
+ABOUT_EN = (r"about|around|approximately|approx\.?|roughly|~|some|"
+            r"in\s+the\s+(?:neighbou?rhood|region|vicinity|ballpark)\s+of")
 # an English number as the rule's group
 EN_N = rf"({EN_NUMBER})"
 DASH = r"\s*(?:-|–|—|~|～|to|and|or)\s*"

@@ -1,5 +1,6 @@
 """Texts other than the response a form, a word or a count may be said of: the user's own ("I
-wrote a 500-word essay", "My essay has 500 words", "a poem I wrote entirely in lowercase"), one
+wrote a 500-word essay", "My essay has 500 words", "Our abstract is six sentences long", "a
+poem I wrote entirely in lowercase"), one
 the user gives ("这份报告分为四个部分，请帮我检查语法错误"), a part ("Every bullet must contain the
 word 'community'", "The first line should be a hook in all caps", "the word 'mint' must appear
 in the second paragraph"), or a character or thing of the story the response tells ("a town
@@ -15,6 +16,7 @@ from typing import Any
 from rubrics.checks.numbers import EN_NUMBER
 from rubrics.checks.scope.parts import (
     LENGTH_KINDS,
+    PART_KINDS,
     PART_NP,
     WORD_KINDS,
     clause_before,
@@ -63,12 +65,24 @@ def _about_the_users_task(text: str, match: re.Match[str]) -> bool:
 
 
 # a text the user has already written: "I wrote a 500-word essay; can you suggest a title?",
-# "My essay has 500 words and the limit is 450"
+# "My essay has 500 words and the limit is 450", "Our abstract is six sentences long"
 _USERS_OWN = re.compile(r"\bI(?:\s+(?:just|already))?\s+(?:wrote|have\s+written|['’]ve\s+written|"
                         r"drafted|finished|submitted|made|did|have|['’]ve\s+got)\s+(?:a|an|the|my|"
-                        r"this)\s+$|\bmy\s+$|\bmy\s+(?:[\w-]+\s+){1,2}?(?:has|is|contains|runs|was|"
-                        r"came\s+(?:out\s+)?to)\s+(?:(?:only|just|about|around|roughly|currently|"
-                        r"already|now)\s+)?$", re.I)
+                        r"this)\s+$|\bmy\s+$|\b(?:my|our)\s+(?:[\w-]+\s+){1,2}?(?:has|is|contains|"
+                        r"runs|was|came\s+(?:out\s+)?to)\s+(?:(?:only|just|about|around|roughly|"
+                        r"currently|already|now|nearly|almost|at\s+least|over|under|more\s+than|"
+                        r"less\s+than)\s+)?$", re.I)
+_FIRST_NUMBER = re.compile(rf"\d|\b(?:{EN_NUMBER})\b", re.I)
+
+
+def _of_the_users_own(text: str, match: re.Match[str]) -> bool:
+    """Whether a length or count describes a text the user already has, said before the match
+    or inside it before its number ("Our brochure has five paragraphs")."""
+    number = _FIRST_NUMBER.search(match.group(0))
+    return any(_USERS_OWN.search(text, max(0, at - 30), at)
+               for at in {match.start(), match.start() + (number.start() if number else 0)})
+
+
 # a form the user's own text has: "Here's a poem I wrote entirely in lowercase: ..."
 _WRITTEN_BY_USER = re.compile(r"\bI\s+(?:just\s+|already\s+|once\s+)?(?:wrote|typed|have\s+"
                               r"written|['’]ve\s+written|drafted|made|did)\s+(?:it\s+|this\s+)?"
@@ -127,9 +141,8 @@ def not_the_responses(text: str, match: re.Match[str], kind: str, params: dict[s
     ("这份报告分为四个部分，请帮我检查"), a part ("The first line should be a hook in all caps",
     "the word 'mint' must appear in the second paragraph"), or a character or thing of the story
     ("a parrot that only squawks in ALL CAPS"); or no length at all ("3 words in all caps")."""
-    if kind in LENGTH_KINDS and (_USERS_OWN.search(text, max(0, match.start() - 30),
-                                                   match.start())
-                                 or _about_the_users_task(text, match)):
+    if kind in PART_KINDS and _of_the_users_own(text, match) \
+            or kind in LENGTH_KINDS and _about_the_users_task(text, match):
         return True
     if kind in FORM_KINDS and _WRITTEN_BY_USER.search(text, max(0, match.start() - 30),
                                                       match.start()):

@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 
 from rubrics.checks.numbers import EN_NUMBER, ZH_NUMBER, to_int
-from rubrics.checks.phrasings.language_names import LANGUAGE_NAMES
+from rubrics.checks.phrasings.languages.names import LANGUAGE_NAMES
 
 # ("800 words each"; not "3 paragraphs, each separated by ***", whose "each" opens a clause about
-# the parts, nor "Part 1, Part 2 and Part 3 (one per month)", a note on them)
+# the parts, nor "Part 1, Part 2 and Part 3 (one per month)", a note on them, nor "every letter
+# small: a hundred words", the text's letters or words, which are no items of it)
 EACH_AFTER = re.compile(r"^[^.;,(\n]{0,12}\b(?:each|per|apiece)\b", re.I)
-EACH_BEFORE = re.compile(r"\b(?:each|every|per)\b[^.;\n]{0,40}$", re.I)
+EACH_BEFORE = re.compile(r"\b(?:each|every|per)\b(?!\s+(?:single\s+)?(?:letter|character|word)s?\b)"
+                         r"[^.;\n]{0,40}$", re.I)
 # "each of your 3 paragraphs": the count right after it is how many there are
 _EACH_OF = re.compile(r"\beach\s+of\s+(?:the|your|these|those|its)\s+$", re.I)
 EACH_ZH_AFTER = re.compile(r"^\s*/\s*(?:each|per)|^每|^/(?:篇|段|条|章)")
@@ -56,14 +58,15 @@ _TOTAL_AFTER = re.compile(r"\s*(?:overall|in\s+total|total|altogether|in\s+all)\
 WRITE_VERB = re.compile(r"写|创作|生成|设计|起草|制作|\b(?:write|create|draft|compose|generate|"
                         r"produce|design|prepare|craft)\b", re.I)
 # what the request's first writing verb asks for: "撰写20条评价", "设计一组帖文",
-# "Write 3 reviews", "write a 500-word essay" (one text)
+# "Write 3 reviews", "write a 500-word essay" (one text; "write a couple of hundred words" too)
 ITEMS_ZH = re.compile(
     rf"(?:撰写|编写|拟写|写|创作|生成|设计|起草|制作)出?\s*(?:(?P<n>{ZH_NUMBER})"
     rf"(?:\s*(?:-|–|~|～|到|至)\s*{ZH_NUMBER})?\s*(?:条|篇|首|则|封|份)|"
     r"(?P<many>一组|一系列|若干|几(?:条|篇|首|则|封|份)))")
 ITEMS_EN = re.compile(
     r"\b(?:write|create|draft|compose|generate|produce|design|prepare|craft)\s+"
-    r"(?:me\s+|us\s+)?(?:(?P<many>a\s+(?:set|series|list|few|couple)\s+of|several|multiple)\b|"
+    r"(?:me\s+|us\s+)?(?:(?P<many>a\s+(?:set|series|list|few|couple)\s+of|several|multiple)\b"
+    r"(?!\s+(?:hundred|thousand)\b)|"
     rf"(?P<one>an?|one|single)\b|(?P<n>{EN_NUMBER})(?:\s*(?:-|–|to)\s*{EN_NUMBER})?\s+"
     r"(?P<what>(?:[\w-]+\s+){0,3}[\w-]+))", re.I)
 # counts of a response's own parts or length: "Write 3 paragraphs" asks for one text
@@ -299,8 +302,8 @@ _SUBJECT = re.compile(
     re.I)
 # a subject naming a part of the text, never the whole: a part that is one by its name (the
 # subject line, the headline), one of the units qualified as one or each of them (the lead
-# paragraph, the intro paragraph, the first one, no paragraph, each item), or all of the units
-# (paragraphs, the bullets)
+# paragraph, the intro paragraph, the first one, no paragraph, each item, none of the
+# bullets), or all of the units (paragraphs, the bullets)
 _PART_UNITS = (r"(?:paragraph|sentence|item|bullet(?:\s+point)?|point|tip|line|step|entry|"
                r"section|part|chapter|stanza|verse|question|answer|idea|slide|heading|option|"
                r"example|reason|fact|title)")
@@ -310,6 +313,8 @@ _NAMED_PART = (r"(?:subject\s+line|title|headline|heading|header|subheading|capt
 PART_NP = re.compile(
     rf"(?:(?:the|its|your|each|every|any|no)\s+)?(?:[\w-]+\s+)?{_NAMED_PART}s?|"
     rf"(?:each|every|any|no|one|a\s+single)\s+(?:[\w-]+\s+)?{_PART_UNITS}|"
+    rf"(?:none|each|every\s+one|any|one)\s+of\s+(?:the|your|its|these)\s+(?:[\w-]+\s+)?"
+    rf"{_PART_UNITS}s|"
     r"(?:(?:the|its|their|your)\s+)?(?:first|second|third|fourth|fifth|last|final|opening|"
     rf"closing|lead|lede|intro|introductory|concluding|middle|top)\s+(?:[\w-]+\s+)?"
     rf"(?:{_PART_UNITS}|one)|(?:the\s+|all\s+(?:the\s+)?|your\s+)?(?:[\w-]+\s+)?{_PART_UNITS}s",

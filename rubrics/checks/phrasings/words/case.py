@@ -1,6 +1,8 @@
 """The ways a request states the case of its response: all lowercase ("no capital letters at
-all", "entirely in lowercase", "全部使用小写"), all capitals ("in ALL CAPS", "your entire answer
-should be in capital letters", "respond in uppercase only", "全部使用大写字母"), and how many
+all", "entirely in lowercase", "every letter small", "Case: lower", "全部使用小写"), all capitals
+("in ALL CAPS", "your entire answer should be in capital letters", "respond in uppercase only",
+"Case: upper throughout", "every letter of the response is to be written as a capital",
+"block capitals from the first word to the last", "全部使用大写字母"), and how many
 words must be written in capitals ("at least 5 words in ALL CAPS", "use all caps for at least
 8 words", "the number of all-caps words must be less than 5", "全大写的单词至少出现3次").
 
@@ -67,7 +69,7 @@ _ZH_WHOLE = r"(?:全部|全文|通篇|全|都|一律|只|仅|均|完全|统一)"
 # the whole named by its ends: "from start to finish" (not "throughout", which a count of
 # capitalised words says too: "two words in uppercase throughout")
 _END_TO_END = (r"from\s+(?:the\s+)?(?:start|beginning|first\s+word|top)\s+to\s+(?:the\s+)?"
-               r"(?:finish|end|last\s+word|bottom)\b")
+               r"(?:finish|end|last(?:\s+word)?|bottom)\b")
 
 
 # after the case, a noun it qualifies: "brands that went with lowercase logos", "an
@@ -114,10 +116,12 @@ _ALL_CAPS_ADJ = (r"(?:all[\s-]*caps?|all[\s-]*capitals?|all[\s-]*capital(?:ized)
 _CAPS_GATE = (r"capital|caps|upper|block\s", (120, 60))
 
 # every letter as the subject of a case rule: "Every letter of your reply should be ..."
-_EVERY_LETTER_IS = (r"\b(?:every|each|all(?:\s+the)?)\s+(?:single\s+)?(?:letters?|characters?)"
-                    r"(?:\s+(?:of|in)\s+(?:your|the)\s+(?:\w+\s+)?(?:reply|response|answer|text|"
-                    r"output))?\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to|will|shall)\s+)?"
-                    r"(?:be|is|are)\s+(?:in\s+)?")
+_EVERY_LETTER = (r"\b(?:every|each|all(?:\s+the)?)\s+(?:single\s+)?(?:letters?|characters?)"
+                 r"(?:\s+(?:of|in)\s+(?:your|the)\s+(?:\w+\s+)?(?:reply|response|answer|text|"
+                 r"output))?")
+_EVERY_LETTER_IS = (rf"{_EVERY_LETTER}\s+(?:(?:should|must|has\s+to|needs\s+to|is\s+to|will|"
+                    r"shall)\s+)?(?:be|is|are)\s+(?:(?:written|typed|set|rendered)\s+)?"
+                    r"(?:in|as)?\s*")
 
 
 _PHRASINGS: tuple[Phrasing, ...] = (
@@ -175,6 +179,11 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         _whole("lowercase"),
         kind="lowercase", example="Every letter must be lowercase; no capital letters at all.",
         counter="Every letter must be a capital; no lowercase letters at all."),
+    # the verb left unsaid, the case closing the clause: "..., every letter small: ..."
+    Phrasing(
+        rf"{_EVERY_LETTER}\s+(?:small|{_LOWER})(?=\s*(?:[.,;:!?\n—–]|$))", _whole("lowercase"),
+        kind="lowercase", example="Write it casually, every letter small: a note to my cat.",
+        counter="Write it casually, every letter small and neat, by hand."),
     Phrasing(
         rf"{_EVERY_LETTER_IS}(?:a\s+capital|capitals|(?:all\s+)?caps"
         rf"|upper[\s-]*case){_NOT_CONTRASTED}"
@@ -193,13 +202,13 @@ _PHRASINGS: tuple[Phrasing, ...] = (
     Phrasing(
         rf"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)"
         rf"\s*[:：]\s*"
-        rf"(?:all\s+)?{_LOWER}", _whole("lowercase"),
+        rf"(?:all\s+)?(?:{_LOWER}|lower\b)", _whole("lowercase"),
         kind="lowercase", example="Casing: lowercase.", counter="Casing: mixed."),
     Phrasing(
         r"(?:^|(?<=[.;,\n]))\s*(?:[-*•]\s*)?(?:letter\s+)?(?:case|casing|capitali[sz]ation)"
         r"\s*[:：]\s*"
-        r"(?:all\s+caps|all\s+capitals|(?:all\s+)?upper[\s-]*case)", _whole("uppercase"),
-        kind="uppercase", example="Case: all caps.", counter="Case: lowercase."),
+        r"(?:all\s+caps|all\s+capitals|(?:all\s+)?upper(?:[\s-]*case)?\b)", _whole("uppercase"),
+        kind="uppercase", example="Case: upper throughout.", counter="Case: lowercase."),
     # a terse sentence of its own: "Haiku. Lowercase. No commas."
     Phrasing(
         r"(?:^|(?<=[.!?;]\s)|(?<=\n))(?:all\s+)?lower[\s-]*case(?:\s+only)?\s*(?=[.!;\n]|$)",

@@ -360,9 +360,9 @@ _PHRASINGS: tuple[Phrasing, ...] = (
         counter='Make sure to include the words "budget" and "timeline".'),
     Phrasing(
         rf"\b(?:forbidden|banned|prohibited|taboo|excluded|off-limits|blacklisted)"
-        rf"\s+{_NOUN}\s*[:：]"
+        rf"\s+(?:{_NOUN}|vocabulary|vocab)\s*[:：]"
         rf"\s*(?:(?P<words>{QUOTE_LIST})|(?P<bare>{_BARE_LIST}))", _used("forbid"),
-        kind="forbidden_word", example="Banned words: 'delve', 'tapestry'.",
+        kind="forbidden_word", example="Banned vocabulary: 'delve', 'tapestry'.",
         counter="Max 60 words."),
     # "Words to avoid: 'cheap', 'deal'", "Do not use: 'x', 'y'"
     Phrasing(

@@ -1,7 +1,8 @@
 """How often one letter appears in the response: "the letter 'q' should appear 3 times", "use
 the letter e at least 10 times", "the letter 'q' must not appear more than 3 times" (a negation
 between the letter and its count turns the bound), "at least 12 instances of the letter a",
-"at least 6 z's", "字母a出现的次数不少于10次"."""
+"at least 6 z's", "the letter j needs to crop up between 5 and 8 times", "letter 'x' — exactly
+4 occurrences", "字母a出现的次数不少于10次"."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rubrics.checks.numbers import EN_NUMBER, to_int
 from rubrics.checks.phrasings.families import FLAGS, REACH
 from rubrics.checks.phrasings.shared import (
     COUNT,
+    NOT_RANGE_EN,
     QUALIFIER_EN,
     TIMES_EN,
     Build,
@@ -44,16 +46,17 @@ def _letters(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
     """How often a letter appears; a negation between the letter and its count turns the
     bound ("must not appear more than 3 times": at most 3)."""
     groups = m.groupdict()
+    upper = None
     if "t" in groups:  # an occurrence phrase: "3 times", "twice or more"
         n = _TIMES_WORDS.get((groups["t"] or "").lower()) or to_int(groups["n"] or "")
         relation = times_relation(m)
     else:
-        relation, n, _ = count_relation(m, "exactly")
+        relation, n, upper = count_relation(m, "exactly")
     if n is not None and _NEGATION.search(groups.get("gap") or ""):
         relation, n = {"more than": ("at most", n), "at least": ("at most", n - 1),
                        "less than": ("at least", n), "at most": ("at least", n + 1)}.get(
             relation, (relation, n))
-    return count("letter_frequency", relation, n, letter=groups["letter"].lower())
+    return count("letter_frequency", relation, n, upper, letter=groups["letter"].lower())
 
 
 _LETTER_ROWS: tuple[Phrasing, ...] = (
@@ -82,10 +85,21 @@ _LETTER_ROWS: tuple[Phrasing, ...] = (
 _LETTER_GATED: tuple[Phrasing, ...] = (
     # "the letter 'q' must not appear more than 3 times", "containing the letter s at least
     # eight times", "字母a出现的次数不少于10次"
+    # (not the end of a range: "between 5 and 8 times" is the next row's)
     Phrasing(
-        rf"{_LETTER_EN}(?P<gap>[^.!?;\n]{{0,40}}?)\b{TIMES_EN}", _letters, r"\bletter\b", REACH,
+        rf"{_LETTER_EN}(?P<gap>[^.!?;\n]{{0,40}}?){NOT_RANGE_EN}\b{TIMES_EN}", _letters,
+        r"\bletter\b", REACH,
         kind="letter_frequency", example="Use the letter q at least 3 times.",
         counter='Use the word "tea" at least 3 times.'),
+    # a range of times, or a count of occurrences, after the letter: "the letter j needs to
+    # crop up between 5 and 8 times", "letter 'x' — exactly 4 occurrences"
+    Phrasing(
+        rf"{_LETTER_EN}(?P<gap>[^.!?;\n]{{0,40}}?)\b(?:(?:between\s+)?(?P<n>{EN_NUMBER})\s*"
+        rf"(?:-|–|to|and|or)\s*(?P<n2>{EN_NUMBER})\s+times\b|(?:(?P<q>{QUALIFIER_EN})\s+)?"
+        rf"(?P<n1>{EN_NUMBER})\s+(?:occurrences|instances|appearances|uses)\b)", _letters,
+        r"\bletter\b", REACH,
+        kind="letter_frequency", example="Letter 'x': exactly 4 occurrences.",
+        counter="Letter 'x': exactly 4 words."),
     Phrasing(
         rf"{_LETTER_ZH}(?P<gap>[^。；！？\n]{{0,10}}?)(?:要|需|需要|必须|应)?(?:出现)?"
         rf"(?:的次数)?\s*{COUNT}\s*次(?P<post2>以上|以内)?", _letters, r"字母", REACH,
