@@ -65,10 +65,9 @@ def _gspo_data(config: FlywheelConfig, run: Path, base: Path, work: Path) -> Non
     from training.flywheel.rows import write_gspo_data
 
     pool, dev = dev_split(load(run / "prompts" / "train.jsonl"), config.dev_prompts)
-    drafts = {key: draft_text(row.get("reflection"))
-              for key, row in read_rows(run / "record" / "answers.jsonl").items()}
-    write_gspo_data(work, pool, config.seed,
-                    {key: text for key, text in drafts.items() if text is not None}, dev)
+    drafts = {key: text for key, row in read_rows(run / "record" / "answers.jsonl").items()
+              if (text := draft_text(row.get("reflection"))) is not None}
+    write_gspo_data(work, pool, config.seed, drafts, dev)
 
 
 def _evaluate(config: FlywheelConfig, run: Path, base: Path, work: Path) -> None:

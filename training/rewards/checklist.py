@@ -218,6 +218,6 @@ class ChecksReward:
 
 
 def checks_reward(config: Any, **_: Any) -> ChecksReward:
-    band = LengthBand()
-    return ChecksReward(LengthBand(getattr(config, "length_floor", band.floor),
-                                   getattr(config, "length_ceiling", band.ceiling)))
+    default = LengthBand()
+    return ChecksReward(LengthBand(floor=getattr(config, "length_floor", default.floor),
+                                   ceiling=getattr(config, "length_ceiling", default.ceiling)))

@@ -9,30 +9,37 @@ from typing import Any
 from tqdm import tqdm
 from transformers import TrainerCallback
 
+from loops.answer import looping
+from rubrics.checks import run_checks
+from rubrics.checks.kinds import count_words
+from training.rewards.checklist import stored_checks
+from training.speed.rollouts import greedy_texts, usable
+
 BATCH = 8
 
 
 def generate(model: Any, tokenizer: Any, prompts: list[list[dict[str, str]]],
              max_new_tokens: int) -> list[str]:
-    """Greedy completions: on redraft's local engine where it can decode the model (a
-    Llama-family model on the CPU, `training.speed.rollouts`), else transformers' `generate`
-    batched with left padding."""
+    """Greedy completions, the model in eval mode meanwhile: on redraft's local engine where
+    it can decode the model (a Llama-family model on the CPU, `training.speed.rollouts`), else
+    transformers' `generate` batched with left padding."""
+    was_training = model.training
+    model.eval()
+    try:
+        if usable(model):
+            return greedy_texts(model, tokenizer, prompts, max_new_tokens)
+        return _generated(model, tokenizer, prompts, max_new_tokens)
+    finally:
+        model.train(was_training)
+
+
+def _generated(model: Any, tokenizer: Any, prompts: list[list[dict[str, str]]],
+               max_new_tokens: int) -> list[str]:
     import torch
 
-    from training.speed.rollouts import greedy_texts, usable
-
-    if usable(model):
-        was_training = model.training
-        model.eval()
-        try:
-            return greedy_texts(model, tokenizer, prompts, max_new_tokens)
-        finally:
-            model.train(was_training)
     side = tokenizer.padding_side
     tokenizer.padding_side = "left"
     texts: list[str] = []
-    was_training = model.training
-    model.eval()
     try:
         for start in tqdm(range(0, len(prompts), BATCH), desc="held-out", unit="batch",
                           leave=False):
@@ -47,7 +54,6 @@ def generate(model: Any, tokenizer: Any, prompts: list[list[dict[str, str]]],
             texts.extend(tokenizer.batch_decode(new, skip_special_tokens=True))
     finally:
         tokenizer.padding_side = side
-        model.train(was_training)
     return texts
 
 
@@ -76,11 +82,6 @@ def kind_figures(texts: list[str], checklists: list[Any]) -> dict[str, Any] | No
     """The answers against their rows' stored checks: the share of prompts passing every
     check, the pass rate per check kind, mean words and the looping share (None when no row
     has checks)."""
-    from loops.answer import looping
-    from rubrics.checks import run_checks
-    from rubrics.checks.kinds import count_words
-    from training.rewards.checklist import stored_checks
-
     kinds: dict[str, list[int]] = {}
     prompts = passed = 0
     for text, checklist in zip(texts, checklists, strict=True):
@@ -114,7 +115,8 @@ class HeldOutEvery(TrainerCallback):
                  max_new_tokens: int, every: int) -> None:
         self.stage = stage
         self.prompts = [r["prompt"] for r in rows]
-        self.checklists = [_decoded(r.get("checklist")) for r in rows]
+        self.checklists = decode_columns({"checklist": [r.get("checklist") for r in rows]}
+                                         )["checklist"]
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
         self.every = every
@@ -140,10 +142,6 @@ def say(stage: str, when: str, figures: dict[str, Any] | None) -> None:
                    f"{figures['prompt_pass_rate']}, per kind {json.dumps(figures['per_kind'])}, "
                    f"{figures['words']} words, looping {figures['looping_share']}",
                    file=sys.stderr)
-
-
-def _decoded(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 def encode_columns(row: dict[str, Any]) -> dict[str, Any]:
