@@ -281,6 +281,10 @@ class GspoConfig(TrainConfig):
         check_url("--judge-url", self.judge_url)
         if self.filter_every and not self.r3_filter:
             raise UsageError("--filter-every only applies with --r3-filter")
+        if 0 < self.length_ceiling < 1:
+            raise UsageError(f"--length-ceiling {self.length_ceiling:g} would pay an answer of "
+                             "its reference's own length less: give 1 or more (or 0, no "
+                             "ceiling)")
 
     @property
     def uses_judge(self) -> bool:

@@ -273,3 +273,15 @@ def test_local_rollouts_where_the_local_engine_cannot_decode(capsys, dataset_dir
     fails(capsys, [*base, "--lora"],
           "--rollouts local needs a Llama-family model (Llama, SmolLM2, Qwen2, Mistral) trained "
           "on the CPU without --lora", out)
+
+
+def test_a_length_ceiling_under_the_reference_exits_2(capsys, dataset_dir, tiny_model_dir,
+                                                       tmp_path):
+    out = tmp_path / "out"
+    fails(capsys, ["gspo", "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+                   str(out), "--reward", "checks", "--length-ceiling", "0.9"],
+          "--length-ceiling 0.9 would pay an answer of its reference's own length less: give 1 "
+          "or more (or 0, no ceiling)", out)
+    fails(capsys, ["gspo", "--data", str(dataset_dir), "--model", str(tiny_model_dir), "--out",
+                   str(out), "--reward", "checks", "--length-floor", "1.5"],
+          "--length-floor", out)
