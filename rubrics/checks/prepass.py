@@ -83,7 +83,14 @@ Rules the labels of `tests/data/checks/` follow too:
   the people it is for when every people and country the request names speaks that one
   language ("for my Brazilian readers, in their language", "she only understands Hindi, so
   write it in her language"; not "Swiss readers"), or after a language refused ("no English
-  please, Polish");
+  please, Polish"); where no rule reads a language, one named in a clause that governs the
+  response is read by name ("some tips on sleeping better in Greek?", "Swahili, if you can.",
+  "my grandmother speaks only Tamil, write her a note"), bar a translation target, a topic, a
+  noun it qualifies, a question about words, a quote, a negation, one part, a list of
+  languages, the user's or a character's text; two so read give none. So is a case named for
+  the whole response where no rule reads one ("make the announcement capital letters", "not
+  one capital anywhere"), bar a count of words, one part, a contrast or topic and all caps
+  refused ("Don't write it in all caps": no check);
 - the whole reply as JSON however it is said ("Respond with a JSON object", "Machine-readable
   JSON only", "Output: JSON") is `json`; JSON as a topic, given, allowed inside prose or the
   output of code the request asks for ("Write a script ... Output: JSON") is none;
@@ -120,10 +127,10 @@ from typing import Any
 from rubrics.checks.base import ParamsInvalid
 from rubrics.checks.model import Check
 from rubrics.checks.numbers import EN_NUMBER
-from rubrics.checks.phrasings import PART_OF, RULES
+from rubrics.checks.phrasings import NAMED, PART_OF, RULES
 from rubrics.checks.phrasings.formats import json_schemas
 from rubrics.checks.phrasings.parts import divider
-from rubrics.checks.phrasings.shared import bounded_after, negated_bound
+from rubrics.checks.phrasings.shared import Build, Matcher, bounded_after, negated_bound
 from rubrics.checks.scope.other_texts import not_the_responses
 from rubrics.checks.scope.parts import (
     EACH_FREE_KINDS,
@@ -213,14 +220,15 @@ def _not_asked(text: str, match: re.Match[str], kind: str, params: dict[str, Any
     return "relation" in params and bool(_in_advice_question(text, match)
                                          or _FORM_QUESTION.fullmatch(_sentence(text, match)))
 
-def _found(text: str) -> Iterator[tuple[int, Check]]:
+def _found(text: str, rules: tuple[tuple[Matcher, Build], ...] = RULES
+           ) -> Iterator[tuple[int, Check]]:
     """Every rule's readings the response is asked for, with where each starts. A reading
     inside words read as one part's is that part's too: "keep the headline to no more than 10
     words" is the headline's, and so is the bare "10 words" inside it."""
     several = asks_for_several(text)
     asked: list[tuple[re.Match[str], str, dict[str, Any]]] = []
     parts: list[tuple[str, int, int]] = []
-    for pattern, build in RULES:
+    for pattern, build in rules:
         for match in pattern.finditer(text):
             each = per_item(text, match)
             for kind, params in build(match):
@@ -396,8 +404,12 @@ def prepass(request: str) -> tuple[Check, ...]:
     # at one start, the longer reading first, so the shorter one inside it is the one dropped
     schemas = [(at, Check(kind="json_schema", params={"schema": schema}, quote=quote,
                           source="prepass")) for at, quote, schema in json_schemas(request)]
-    found = sorted([*_found(request), *schemas],
-                   key=lambda pair: (pair[0], -len(pair[1].quote)))
+    found = [*_found(request), *schemas]
+    read = {check.kind for _, check in found}
+    for kinds, module in NAMED:  # read by name where the enumerated rules read none
+        if not read & kinds:
+            found.extend(_found(request, module.RULES))
+    found.sort(key=lambda pair: (pair[0], -len(pair[1].quote)))
     kept: dict[tuple[str, str], Check] = {}
     spans: list[tuple[int, Check]] = []
     for at, check in found:

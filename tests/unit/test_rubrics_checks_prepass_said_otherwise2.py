@@ -5,8 +5,10 @@ its count ("90-word-max"), two bounds with the first's unit unsaid; the case on 
 line or of every letter; letters counted in a range or in occurrences; numbered lists
 numbered 1 to N or about N long; spans counted, then each put in bold; no commas said
 short or by the sign; both ends of the reply said to be quotation marks; and what gives no
-check: a schema the request asks about, the user's own text, the marks alone. Each on
-wordings of its own and on near misses that must give no check."""
+check: a schema the request asks about, the user's own text, the marks alone; and the
+reading by name the pre-pass tries when its enumerated rules read no language or no case
+(`phrasings.languages.named`, `phrasings.words.case_named`), with each of its structural
+exclusions. Each on wordings of its own and on near misses that must give no check."""
 
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ def language(code):
 
 
 QUOTED = ("quoted", {})
+UPPER = ("uppercase", {})
+LOWER = ("lowercase", {})
 NO_COMMAS = ("no_commas", {})
 
 
@@ -251,3 +255,118 @@ def test_a_schema_the_answer_meets_stays_one(request_text):
 ])
 def test_a_labelled_list_of_banned_vocabulary(request_text, expected):
     assert found(request_text) == expected
+
+
+# --- the reading by name, tried where the enumerated rules read none of its kind
+
+@pytest.mark.parametrize("request_text, code", [
+    # after "in", wherever it stands
+    ("Can you give me some tips on sleeping better in Greek?", "el"),
+    ("Something cheerful for the office fridge door in Swahili, please, about mugs.", "sw"),
+    ("I'd love a bedtime story about a sleepy turtle in Simplified Chinese.", "zh"),
+    # a clause of its own, before or after the task
+    ("Three quick tips for a first date. Swahili, if you can.", "sw"),
+    ("Mandarin for this one — what should a first-time visitor to Chengdu eat?", "zh"),
+    ("Explain what inflation is to a 12-year-old, Hindi preferred.", "hi"),
+    # the object of a verb of using or choosing; the adjective of a text asked for
+    ("Could you stick to Bahasa Indonesia? What should I pack for Bali?", "id"),
+    ("Could you use Farsi? I need three ideas for a dinner menu.", "fa"),
+    ("Please draft an Urdu reminder for the tenants about the water cut.", "ur"),
+    # the only language the reader reads, speaks or understands
+    ("My grandmother speaks only Tamil, so write her a short note for her birthday.", "ta"),
+    ("Write a short guide to composting for readers who only know Bengali.", "bn"),
+    ("Write a note for the babysitter. She's from Brazil and only reads Portuguese.", "pt"),
+    ("The note is for my neighbour, whose first language is Marathi: ask her to water my "
+     "plants.", "mr"),
+    ("no english please, polish. my dad only reads polish, explain how to reset a router", "pl"),
+])
+def test_a_language_read_by_name(request_text, code):
+    assert found(request_text) == [language(code)]
+
+
+@pytest.mark.parametrize("request_text", [
+    # a translation target or an original
+    "Translate this into Swedish for me: 'The meeting has moved to Friday.'",
+    "Write a haiku, then give the Japanese original of a famous one by Basho.",
+    "Write a thank-you note and add a Spanish version below it.",
+    # a topic, or a noun the name qualifies
+    "Write a blog post about why I stopped learning Russian after a year.",
+    "Write a short history of the Swahili language for a school newsletter.",
+    "Write an email to my son's Korean tutor asking to move Thursday's lesson.",
+    "Plan a day in Kyoto for someone who loves Japanese gardens and tea.",
+    "Recommend a good Greek restaurant in Melbourne and say why.",
+    # a question about words or about the language
+    "How do you say 'see you tomorrow' in Hebrew, and is it formal?",
+    "Is Korean harder to write than Japanese? Give me your honest take.",
+    # a quote the user includes
+    'Explain the joke in "I only speak French on Sundays" for my class.',
+    # refused
+    "Summarize the rules of cricket for a newsletter, no Hindi please.",
+    "Write a packing list for a trip to Greece for someone who speaks no Greek.",
+    # one part only
+    "Write a birthday card for my neighbour, with just the greeting in Polish.",
+    "Write a welcome message for our new hires. Include one Arabic phrase at the end.",
+    "Write a toast for my brother, a blessing in Hebrew, then the rest of it.",
+    # a list or comparison of languages
+    "Compare Hindi and Urdu grammar in a short table.",
+    "What is the most spoken language in India, Hindi or English?",
+    # the user's own text, or another's
+    "My lecture notes are in German. Can you turn them into a study checklist?",
+    "My boss sent me an email in Dutch. Draft a short reply saying I'll be late.",
+    "The menu is in Greek and I can't read it. What should I order at a taverna?",
+    # a character's language
+    "Write a story about a boy who only speaks Italian and moves to Chicago.",
+    # the idiom, and "polish" the verb
+    "Describe in plain English what this error message means.",
+    "polish this cover letter for me, it's for a bank job",
+])
+def test_a_language_named_that_is_not_the_responses(request_text):
+    assert found(request_text) == []
+
+
+def test_the_reading_by_name_waits_on_the_enumerated_rules():
+    # the enumerated rules read German: the grandmother's Tamil is not read on top of it
+    assert found("Answer in German. My grandmother speaks only Tamil.") == [language("de")]
+    # two languages read by name are ambiguous: none
+    assert found("Three tips for sleeping better in Greek. Swahili, if you can.") == []
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("Make the announcement capital letters, it's going on a banner outside the gym.", UPPER),
+    ("Write the fire drill notice in block letters so nobody can miss it.", UPPER),
+    ("A motivational quote for my gym wall. I want it uppercase.", UPPER),
+    ("Write an ad, shouting in caps the whole way through.", UPPER),
+    ("Give me a chant for the rally. Not one lowercase letter anywhere.", UPPER),
+    ("A haiku about frogs, lowercase vibes throughout.", LOWER),
+    ("A toast for my sister's wedding, not one capital anywhere.", LOWER),
+    ("Give me a camping checklist, and keep the capital letters out of it entirely.", LOWER),
+    ("Write a haiku about the moon with nothing capitalized.", LOWER),
+])
+def test_a_case_read_by_name(request_text, expected):
+    assert found(request_text) == [expected]
+
+
+@pytest.mark.parametrize("request_text", [
+    # a count of words, or some words
+    "Write a pep talk for the team with a couple of words in capitals for punch.",
+    # one part only
+    "Design a poster with the headline in block capitals and the details below.",
+    "Write a LinkedIn post; acronyms like AI and HR should stay in capitals.",
+    "Write an email about the fire drill. Capital letters only for the word URGENT.",
+    # a contrast or a topic
+    "Write a guide for kids explaining capital letters and small letters.",
+    "Explain when to use uppercase letters in German nouns.",
+    "My teacher says I overuse capital letters. Write a paragraph that shows good usage.",
+    "Can you explain what a lowercase 'b' looks like compared to 'd'?",
+    # uppercase refused: no case asked
+    "Write a memo to staff. Don't write it in all caps like last time.",
+    # the user's own text
+    "Here's my haiku, lowercase on purpose: 'the sea'. Give me feedback.",
+])
+def test_a_case_named_that_is_not_the_responses(request_text):
+    assert found(request_text) == []
+
+
+def test_a_count_of_capitalised_words_is_no_case():
+    assert found("No more than two words may be written entirely in capital letters. Draft a "
+                 "reminder about overdue books.") == [count("capital_word_count", "at most", 2)]

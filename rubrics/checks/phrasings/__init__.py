@@ -18,6 +18,13 @@ kinds, in English and Chinese alike:
 - `marks`: placeholder_count, highlight_count;
 - `formats`: no_commas, postscript, json, xml_tag, field_marker, quoted, title.
 
+Two modules read by name, recall first, and run only where the modules above read nothing of
+their kind (`NAMED`): `languages.named`, a language named in a clause that governs the response
+("some tips on sleeping better in Greek?", "my grandmother speaks only Tamil, write her a
+note"), and `words.case_named`, a case named for the whole response ("make the announcement
+capital letters", "not one capital anywhere"), each with its structural exclusions (a
+translation target, a topic, a part, a count of words, the user's own text...).
+
 Each module's rules are rows of its `TABLES`: a `Phrasing` holds the pattern, how its match
 is read, the kind, an example it must read and a near miss it must not. The pieces the
 modules share are in `shared`, the count structures of the noun families and list styles in
@@ -40,9 +47,10 @@ from rubrics.checks.phrasings import (
     parts,
     sections,
 )
+from rubrics.checks.phrasings.languages import named as language_named
 from rubrics.checks.phrasings.languages import people as language_people
 from rubrics.checks.phrasings.shared import Build, Matcher
-from rubrics.checks.phrasings.words import case, keywords, keywords_zh, letters
+from rubrics.checks.phrasings.words import case, case_named, keywords, keywords_zh, letters
 from rubrics.checks.phrasings.words.case import PART_OF
 
 # the modules whose rules the pre-pass runs, by kind family
@@ -53,4 +61,10 @@ MODULES: tuple[ModuleType, ...] = (lengths, characters, letters, parts, sections
 RULES: tuple[tuple[Matcher, Build], ...] = tuple(rule for module in MODULES
                                                  for rule in module.RULES)
 
-__all__ = ["MODULES", "PART_OF", "RULES"]
+# the modules read by name, each with the kinds whose reading by the modules above it waits on:
+# it runs only where they read none of them
+NAMED: tuple[tuple[frozenset[str], ModuleType], ...] = (
+    (frozenset({"language"}), language_named),
+    (frozenset({"lowercase", "uppercase"}), case_named))
+
+__all__ = ["MODULES", "NAMED", "PART_OF", "RULES"]

@@ -79,13 +79,22 @@ _OF_A_THING = re.compile(r"\s+(?:logos?|brand(?:s|ing)?|names?|looks?|styles?|ae
                          re.I)
 
 
+# capitals refused right before a rule's words: a style refused, no case asked ("Don't write it
+# in all caps like last time")
+_REFUSED_BEFORE = re.compile(r"\b(?:don['’]?t|do\s+not|never|please\s+don['’]?t|shouldn['’]?t|"
+                             r"must\s+not|avoid)\s+(?!(?:forget|fail|hesitate|skimp)\b)"
+                             r"(?:[\w'’]+\s+){0,4}?$", re.I)
+
+
 def _whole(kind: str) -> Build:
     """The case of the whole response; not when the clause before names a part, nor when the
-    case qualifies a thing."""
+    case qualifies a thing, nor all capitals refused."""
     def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
         start = max(m.string.rfind(s, 0, m.start()) for s in ".,;:!?\n")
         if _A_PART.search(m.string, start + 1, m.start()) or _FOR_A_PART.match(m.string, m.end()) \
                 or _OF_A_THING.match(m.string, m.end()):
+            return []
+        if kind == "uppercase" and _REFUSED_BEFORE.search(m.string, start + 1, m.start()):
             return []
         return [(kind, {})]
     return build
