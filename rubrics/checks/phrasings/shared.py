@@ -294,6 +294,10 @@ def times_relation(m: re.Match[str]) -> str:
 
 # --- a count, a range or a bounded count, in English or Chinese
 CJK = re.compile(r"[\u4e00-\u9fff]")
+# a sentence that asks a question, from its first word to its question mark: "Is Korean hard to
+# write?", "why do people type in all caps?"
+A_QUESTION = re.compile(r"\s*(?:what|what['’]s|why|how|which|when|where|who|whose|is|are|was|"
+                        r"were|does|do|did|should|has|have)\b[^?\n]*\?", re.I)
 _NUM = rf"(?:{EN_NUMBER}|{ZH_NUMBER})"
 _ZH_Q = rf"{ZH_AT_LEAST}|{ZH_AT_MOST}|{ZH_MORE_THAN}|{ZH_LESS_THAN}"
 _Q = rf"(?:{QUALIFIER_EN}|{_ZH_Q})"

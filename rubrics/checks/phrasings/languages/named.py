@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rubrics.checks.phrasings.languages.names import LANGUAGE_NAMES, code_of
-from rubrics.checks.phrasings.shared import Build, Matcher, Phrasing, Table, rules_of
+from rubrics.checks.phrasings.shared import A_QUESTION, Build, Matcher, Phrasing, Table, rules_of
 
 _I = re.I | re.S
 # how a row reads its mention: the language's code or the case's kind, or None
@@ -99,8 +99,6 @@ _HOW_IT_WORKS = re.compile(r"\b(?:how|why|what|whether|when|where)\b[^.;!?\n]*\b
 _QUESTION_AFTER = re.compile(r"[^.!?\n]*?[:—–]\s*(?:what|why|how|which|when|where|who|is|are|"
                              r"does|do|should|can|could)\b[^?\n]*\b(?:they|them|these|those)\b"
                              r"[^?\n]*\?", re.I)
-_QUESTION = re.compile(r"\s*(?:what|what['’]s|why|how|which|when|where|who|whose|is|are|was|"
-                       r"were|does|do|did|should|has|have)\b[^?\n]*\?", re.I)
 # a negation: "not in X", "no X", "don't use X", "without X", "instead of X"
 _NEGATED = re.compile(
     r"\b(?:not|no|non|never|without|except|avoid\w*|instead\s+of|rather\s+than|other\s+than|"
@@ -229,7 +227,7 @@ def _excluded(m: re.Match[str], *, reader: bool = False) -> bool:
     if _HOW_IT_WORKS.search(sentence) or _QUESTION_AFTER.match(_sentence_after(text, end)):
         return True
     # (a question about the language, not one set off after a comma: "..., in Greek?")
-    return bool(_QUESTION.match(whole_sentence) and not reader
+    return bool(A_QUESTION.match(whole_sentence) and not reader
                 and not re.search(r",\s*(?:in\s+)?$", text[:start]))
 
 

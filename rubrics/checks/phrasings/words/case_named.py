@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER
-from rubrics.checks.phrasings.shared import Build, Matcher, Phrasing, Table, rules_of
+from rubrics.checks.phrasings.shared import A_QUESTION, Build, Matcher, Phrasing, Table, rules_of
 
 _I = re.I | re.S
 # how a row reads its mention: the language's code or the case's kind, or None
@@ -102,8 +102,6 @@ _THING_AFTER = re.compile(r"[\s-]+(?:logos?|brand(?:s|ing)?|looks?|styles?|aesth
                           r"typefaces?|trends?|usernames?|handles?|signs?|keys?|buttons?|"
                           r"versions?\s+of|letters?\s+(?:of|in)\s+the\s+alphabet|and\s+lower|"
                           r"or\s+lower|people|writing\s+style|poets?|movement)\b", re.I)
-_QUESTION = re.compile(r"\s*(?:what|what['’]s|why|how|which|when|where|who|whose|is|are|was|"
-                       r"were|does|do|did|should|has|have)\b[^?\n]*\?", re.I)
 # the user's own text or someone's habit: "my poem is in all caps", "my grandpa types in caps",
 # "a robot that speaks in capital letters", "I wrote it in lowercase"
 _NOT_THE_RESPONSE = re.compile(
@@ -156,7 +154,7 @@ def _excluded(m: re.Match[str]) -> bool:
         return True
     if _NOT_THE_RESPONSE.search(clause) or _GIVEN.search(sentence_before):
         return True
-    return bool(_QUESTION.match(_sentence(text, start, end)))
+    return bool(A_QUESTION.match(_sentence(text, start, end)))
 
 
 def _upper(m: re.Match[str]) -> str | None:
