@@ -172,6 +172,9 @@ class GspoConfig(TrainConfig):
                                  low=0.0, high=1.0)
     length_ceiling: float = option(1.3, "checks reward: the same above this many times the "
                                    "reference (0: no ceiling)", low=0.0)
+    cut_factor: float = option(0.5, "checks reward: a completion that reaches "
+                               "--max-completion-length without ending earns this share of its "
+                               "reward (1: no guard)", low=0.0, high=1.0)
     judge_concurrency: int = option(64, "judge calls in flight at once (a step's completions "
                                     "are scored concurrently, at most this many at a time)",
                                     low=1)

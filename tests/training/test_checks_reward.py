@@ -46,7 +46,8 @@ def test_checks_reward_is_the_pass_rate_and_none_without_checks():
                  checklist=[both, both, json.dumps(CHECKLIST), no_checks])
     assert got == [0.5, 0.5, 1.0, None]
     assert reward.stats() == {"scored": 3, "unscorable": 1, "no_checks": 1, "checks_run": 5,
-                              "checks_passed": 3, "dropped_task": 0, "off_length": 0}
+                              "checks_passed": 3, "dropped_task": 0, "off_length": 0,
+                              "cut": 0}
 
 
 NO_COMMAS = {"kind": "no_commas", "params": {}, "quote": "no commas", "source": "user"}
@@ -73,6 +74,30 @@ def test_a_length_band_of_zeros_leaves_the_pass_rate():
     got = reward(prompts=["Write about apples."], completions=[said("apples")],
                  checklist=[{"checks": [NO_COMMAS]}], reference_words=[100])
     assert got == [1.0]
+
+
+def test_a_completion_cut_at_the_token_limit_earns_the_cut_factor_of_its_reward():
+    """The token limit is the config's completion length: a completion whose ids reach it
+    keeps `cut_factor` of its reward (half by default); one that ended before keeps it all; 1
+    turns the guard off; without token ids (held-out texts) nothing counts as cut."""
+    checks = [{"checks": [NO_COMMAS]}] * 3
+    texts = [said("Apples are red"), said("Apples are green"), said("Apples are ripe")]
+    ids = [[1, 2, 3], [1, 2, 3, 4], [1, 2, 3, 4, 5]]
+
+    def scored(**options: Any) -> tuple[list[float | None], Any]:
+        config = type("Config", (), {"max_completion_length": 4, **options})()
+        reward = make_reward("checks", config)
+        return reward(prompts=["Write about apples."] * 3, completions=texts,
+                      completion_ids=ids, checklist=checks), reward
+
+    got, reward = scored()
+    assert got == [1.0, 0.5, 0.5]
+    assert reward.stats()["cut"] == 2
+    assert scored(cut_factor=0.0)[0] == [1.0, 0.0, 0.0]
+    assert scored(cut_factor=1.0)[0] == [1.0, 1.0, 1.0]
+    unbounded = make_reward("checks", None)
+    assert unbounded(prompts=["Write about apples."] * 3, completions=texts,
+                     completion_ids=ids, checklist=checks) == [1.0, 1.0, 1.0]
 
 
 def test_stored_checks_skip_unknown_kinds_and_bad_entries():

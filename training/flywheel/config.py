@@ -94,6 +94,9 @@ class FlywheelConfig:
     gspo_learning_rate: float = option(1e-6, "GSPO peak learning rate", low=0.0)
     gspo_beta: float = option(0.0, "GSPO KL coefficient (0: no frozen reference model, no "
                               "forward pass of one in every step)", low=0.0)
+    gspo_cut_factor: float = option(0.5, "share of its reward a GSPO completion keeps when "
+                                    "it is cut at --max-tokens (1: no guard)", low=0.0,
+                                    high=1.0)
     gspo_holdout_every: int = option(40, "answer the dev split greedily every N GSPO steps and "
                                      "print its pass rate per check kind (0: before and after "
                                      "only)", low=0)

@@ -19,10 +19,11 @@ LABELS = {"base_direct": "base direct", "base_conformed": "base direct + checks 
 KEPT = ("prompts", "errors", "prompt_pass_rate", "check_pass_rate", "tokens", "seconds",
         "looping_share", "distinct_2", "words", "length_vs_base", "loop")
 PASS_KEYS = (("reward", "reward (share of checks passed, less off the length band, 0 if the "
-                        "task is dropped)"),
+                        "task is dropped or the answer cut)"),
              ("checks/all_passed", "every check passed"),
              ("checks/dropped_task", "dropped the task"),
-             ("checks/off_length", "off the length band"))
+             ("checks/off_length", "off the length band"),
+             ("checks/cut", "cut at the token limit"))
 
 
 def _json(path: Path) -> dict[str, Any]:

@@ -98,6 +98,7 @@ def gspo_config(config: Any, run: Path, policy: Path) -> GspoConfig:
                       max_completion_length=config.max_tokens,
                       temperature=config.gspo_temperature,
                       learning_rate=config.gspo_learning_rate, beta=config.gspo_beta,
+                      cut_factor=config.gspo_cut_factor,
                       eval_prompts=config.dev_prompts,
                       holdout_every=config.gspo_holdout_every,
                       seed=config.seed, resume=config.resume and _partial(out), **extra)

@@ -35,7 +35,7 @@ from rubrics.checks import Check, pass_rate, run_checks
 from rubrics.checks.kinds import KINDS
 from rubrics.evaluate import evaluate
 from training.rewards.judge import Judge
-from training.rewards.length import REFERENCE_WORDS, LengthBand
+from training.rewards.length import REFERENCE_WORDS, CutGuard, LengthBand
 from training.rewards.task import drops_task, request_text
 
 
@@ -164,24 +164,27 @@ def checklist_reward(config: Any, *, judge: Judge, **_: Any) -> ChecklistReward:
 
 class ChecksReward:
     """The share of its prompt's stored checks a completion passes; 0 for a completion that
-    drops the task; None without checks; scaled down off the prompt's length band (`band`).
-    Logs per step the share of completions that pass every check (`checks/all_passed`), that
-    drop the task (`checks/dropped_task`) and that are off the band (`checks/off_length`)."""
+    drops the task; None without checks; scaled down off the prompt's length band (`band`)
+    and when cut at the token limit (`cut`). Logs per step the share of completions that pass
+    every check (`checks/all_passed`), that drop the task (`checks/dropped_task`), that are
+    off the band (`checks/off_length`) and that are cut (`checks/cut`)."""
 
     __name__ = "checks"
 
-    def __init__(self, band: LengthBand | None = None) -> None:
+    def __init__(self, band: LengthBand | None = None, cut: CutGuard | None = None) -> None:
         self.band = band or LengthBand()
+        self.cut = cut or CutGuard()
         self.counts: Counter[str] = Counter()
 
     def __call__(self, prompts: list[Any], completions: list[Any],
                  completion_ids: Any = None, **columns: Any) -> list[float | None]:
         checklists = columns.get("checklist") or [None] * len(prompts)
         references = columns.get(REFERENCE_WORDS) or [None] * len(prompts)
+        ids = completion_ids if completion_ids is not None else [None] * len(prompts)
         rewards: list[float | None] = []
-        passed_all = dropped = off_length = 0
-        for prompt, completion, data, reference in zip(prompts, completions, checklists,
-                                                       references, strict=True):
+        passed_all = dropped = off_length = cut = 0
+        for prompt, completion, data, reference, tokens in zip(
+                prompts, completions, checklists, references, ids, strict=True):
             checks = stored_checks(data)
             if not checks:
                 self.counts["no_checks"] += 1
@@ -200,7 +203,10 @@ class ChecksReward:
             scale = self.band.scale(text, reference, checks)
             off_length += scale < 1.0
             self.counts["off_length"] += scale < 1.0
-            rewards.append(pass_rate(outcomes) * scale)
+            kept = self.cut.scale(tokens)
+            cut += kept < 1.0
+            self.counts["cut"] += kept < 1.0
+            rewards.append(pass_rate(outcomes) * scale * kept)
         missing = sum(r is None for r in rewards)
         self.counts["scored"] += len(rewards) - missing
         self.counts["unscorable"] += missing
@@ -209,15 +215,19 @@ class ChecksReward:
             log_metric("checks/all_passed", passed_all / (len(rewards) - missing))
             log_metric("checks/dropped_task", dropped / (len(rewards) - missing))
             log_metric("checks/off_length", off_length / (len(rewards) - missing))
+            log_metric("checks/cut", cut / (len(rewards) - missing))
         return rewards
 
     def stats(self) -> dict[str, int]:
         return {k: self.counts.get(k, 0) for k in
                 ("scored", "unscorable", "no_checks", "checks_run", "checks_passed",
-                 "dropped_task", "off_length")}
+                 "dropped_task", "off_length", "cut")}
 
 
 def checks_reward(config: Any, **_: Any) -> ChecksReward:
     default = LengthBand()
-    return ChecksReward(LengthBand(floor=getattr(config, "length_floor", default.floor),
-                                   ceiling=getattr(config, "length_ceiling", default.ceiling)))
+    band = LengthBand(floor=getattr(config, "length_floor", default.floor),
+                      ceiling=getattr(config, "length_ceiling", default.ceiling))
+    cut = CutGuard(limit=getattr(config, "max_completion_length", None),
+                   factor=getattr(config, "cut_factor", CutGuard().factor))
+    return ChecksReward(band, cut)

@@ -11,6 +11,13 @@ it would have to move: words / (floor x reference) below the band, (ceiling x re
 words above it. A prompt whose checks state a length (words, characters, sentences) has no
 band: its checks set the length. A row without a reference, or a floor of 0 and a ceiling of
 0, leaves the reward as it is.
+
+An answer cut at its token limit is not a finished answer, and a policy paid for what the
+first T tokens of a ramble pass learns to write to the limit: GSPO's samples reached it from
+about step 45, and the greedy answers that loop rose with them. So a completion whose tokens
+reach the limit earns `CutGuard.factor` of its reward: half by default. Nothing at all
+(SmolLM2-135M, lr 3e-5) halved the greedy answers' length in 40 steps, the way a reward
+without the length band did; 1 turns the guard off.
 """
 
 from __future__ import annotations
@@ -45,3 +52,15 @@ class LengthBand:
         if self.ceiling and words > high:
             return high / words
         return 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class CutGuard:
+    limit: int | None = None   # the completion token limit; None: no guard
+    factor: float = 0.5        # the share of its reward a cut completion keeps
+
+    def scale(self, ids: Any) -> float:
+        """The factor on the reward of a completion of token ids `ids`; 1 unless it is cut."""
+        if self.limit is None or ids is None or len(ids) < self.limit:
+            return 1.0
+        return self.factor
