@@ -294,6 +294,41 @@ def times_relation(m: re.Match[str]) -> str:
 
 # --- a count, a range or a bounded count, in English or Chinese
 CJK = re.compile(r"[\u4e00-\u9fff]")
+# the ends of a sentence, and of a clause inside one
+SENTENCE_BREAK = re.compile(r"[.!?\n](?=\s|$)|[;\n]")
+CLAUSE_BREAK = re.compile(r"[.!?\n](?=\s|$)|[;:,\n—–()]")
+# how a reading by name reads one mention: what it names (a language's code, a case's kind),
+# or None when an exclusion holds
+Read = Callable[[re.Match[str]], str | None]
+
+
+def since(pattern: re.Pattern[str], text: str, at: int) -> str:
+    """The text from the last break `pattern` finds before `at` up to `at`."""
+    breaks = [m.end() for m in pattern.finditer(text, 0, at)]
+    return text[breaks[-1] if breaks else 0:at]
+
+
+def agreeing(reads: Iterable[tuple[re.Pattern[str], Read]],
+             reading: Callable[[str], tuple[str, dict[str, Any]]]) -> Callable[[Read], Build]:
+    """The build of each reading by name: a mention's `reading` when every mention any of
+    `reads` reads in the request names the same thing (two languages, or both cases, named
+    so give none)."""
+    reads = tuple(reads)
+
+    def named(text: str) -> set[str]:
+        return {got for pattern, read in reads for m in pattern.finditer(text)
+                if (got := read(m))}
+
+    def of(read: Read) -> Build:
+        def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
+            got = read(m)
+            if not got or named(m.string) - {got}:
+                return []
+            return [reading(got)]
+        return build
+    return of
+
+
 # a sentence that asks a question, from its first word to its question mark: "Is Korean hard to
 # write?", "why do people type in all caps?"
 A_QUESTION = re.compile(r"\s*(?:what|what['’]s|why|how|which|when|where|who|whose|is|are|was|"

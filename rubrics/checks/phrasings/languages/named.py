@@ -31,15 +31,24 @@ request: it gives the language only when the request's mentions read name one la
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 from rubrics.checks.phrasings.languages.names import LANGUAGE_NAMES, code_of
-from rubrics.checks.phrasings.shared import A_QUESTION, Build, Matcher, Phrasing, Table, rules_of
+from rubrics.checks.phrasings.shared import (
+    A_QUESTION,
+    CLAUSE_BREAK,
+    SENTENCE_BREAK,
+    Build,
+    Matcher,
+    Phrasing,
+    Read,
+    Table,
+    agreeing,
+    rules_of,
+    since,
+)
 
 _I = re.I | re.S
 # how a row reads its mention: the language's code or the case's kind, or None
-_Read = Callable[[re.Match[str]], str | None]
 _LANG = rf"(?P<lang>{LANGUAGE_NAMES})(?!\w)(?!-(?!language\b))"
 
 # --- what may follow a language's name that governs the response: the clause's end or a
@@ -167,23 +176,15 @@ _STORY = re.compile(r"\b(?:story|stories|tale|scene|poem|song|novel|fable|dialog
 _IDIOM = re.compile(r"\bplain\s+$", re.I)
 # a quote the user includes
 _QUOTE = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|「[^」\n]*」")
-_SENTENCE_BREAK = re.compile(r"[.!?\n](?=\s|$)|[;\n]")
-_CLAUSE_BREAK = re.compile(r"[.!?\n](?=\s|$)|[;:,\n—–()]")
 # a request for a text somewhere: what a reader's language is the language of
 _WRITE = re.compile(r"\b(?:write|draft|compose|create|make|prepare|send|reply|respond|answer|"
                     r"explain|tell|give|put\s+together|help\s+me\s+(?:write|say)|need|want|ask|"
                     rf"invite|poem|story|song|{_TEXT_NOUNS})\b", re.I)
 
 
-def _since(pattern: re.Pattern[str], text: str, at: int) -> str:
-    """The text from the last break `pattern` finds before `at` up to `at`."""
-    breaks = [m.end() for m in pattern.finditer(text, 0, at)]
-    return text[breaks[-1] if breaks else 0:at]
-
-
 def _sentence_after(text: str, at: int) -> str:
     """The text from `at` to the end of its sentence."""
-    end = _SENTENCE_BREAK.search(text, at)
+    end = SENTENCE_BREAK.search(text, at)
     return text[at:end.end() if end else len(text)]
 
 
@@ -200,8 +201,8 @@ def _excluded(m: re.Match[str], *, reader: bool = False) -> bool:
     name = m.group("lang")
     if name.islower() and code_of(name) == "pl" and _POLISH_THE.match(text, end):
         return True  # "polish the draft": the verb
-    sentence = _since(_SENTENCE_BREAK, text, start)
-    clause = _since(_CLAUSE_BREAK, text, start)
+    sentence = since(SENTENCE_BREAK, text, start)
+    clause = since(CLAUSE_BREAK, text, start)
     after = text[end:end + 80]
     whole_sentence = sentence + _sentence_after(text, start)
     if _in_a_quote(text, start) or _IDIOM.search(clause) or _LABEL.search(sentence):
@@ -295,7 +296,7 @@ def _reader(m: re.Match[str]) -> str | None:
     return _governs(m, reader=True)
 
 
-_READS: tuple[tuple[str, _Read], ...] = (
+_READS: tuple[tuple[str, Read], ...] = (
     # after "in": "some tips on sleeping in Greek?", "a note for the door in Swahili"
     (rf"\bin\s+(?:the\s+)?{_REGISTER}{_LANG}", _read),
     # a clause of its own: "Hindi, please:", "Thai preferred.", "— Swahili, if you can."
@@ -319,23 +320,9 @@ _READS: tuple[tuple[str, _Read], ...] = (
     # the reader's language: "she only reads Polish", "readers who only know Bengali"
     (rf"\b{_READER}\s+{_LANG}", _reader),
 )
-_PATTERNS = tuple(re.compile(pattern, _I) for pattern, _ in _READS)
-
-
-def _codes(text: str) -> set[str]:
-    """The languages every row reads in the text, before weighing one against another."""
-    return {code for pattern, (_, read) in zip(_PATTERNS, _READS, strict=True)
-            for m in pattern.finditer(text) if (code := read(m))}
-
-
-def _one_language(read: _Read) -> Build:
-    """The mention's language, when every mention read names that one language."""
-    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        code = read(m)
-        if not code or _codes(m.string) - {code}:
-            return []
-        return [("language", {"language": code})]
-    return build
+# a mention's language, when every mention read names that one language
+_ONE_LANGUAGE = agreeing(((re.compile(pattern, _I), read) for pattern, read in _READS),
+                         lambda code: ("language", {"language": code}))
 
 
 _EXAMPLES = (
@@ -352,7 +339,7 @@ _EXAMPLES = (
 )
 
 _PHRASINGS: tuple[Phrasing, ...] = tuple(
-    Phrasing(pattern, _one_language(read), kind="language", example=example, counter=counter)
+    Phrasing(pattern, _ONE_LANGUAGE(read), kind="language", example=example, counter=counter)
     for (pattern, read), (example, counter) in zip(_READS, _EXAMPLES, strict=True))
 
 TABLES = (Table(_I, _PHRASINGS),)

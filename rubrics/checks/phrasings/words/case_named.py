@@ -23,15 +23,24 @@ case only when the request's mentions read name one case."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 from rubrics.checks.numbers import EN_NUMBER
-from rubrics.checks.phrasings.shared import A_QUESTION, Build, Matcher, Phrasing, Table, rules_of
+from rubrics.checks.phrasings.shared import (
+    A_QUESTION,
+    CLAUSE_BREAK,
+    SENTENCE_BREAK,
+    Build,
+    Matcher,
+    Phrasing,
+    Read,
+    Table,
+    agreeing,
+    rules_of,
+    since,
+)
 
 _I = re.I | re.S
 # how a row reads its mention: the language's code or the case's kind, or None
-_Read = Callable[[re.Match[str]], str | None]
 
 # --- the names of the cases
 _UPPER = (r"(?:all[\s-]*caps|all[\s-]*capitals?|all[\s-]*capital\s+(?:letters|characters)|"
@@ -55,8 +64,6 @@ _NO_CAPITALS = (r"(?:\b(?:no|zero|nary\s+a|without(?:\s+using)?(?:\s+(?:any|a\s+
 _NO_CAPITALS_RE = re.compile(_NO_CAPITALS, _I)
 
 # --- the exclusions, each on the words around one mention
-_SENTENCE_BREAK = re.compile(r"[.!?\n](?=\s|$)|[;\n]")
-_CLAUSE_BREAK = re.compile(r"[.!?\n](?=\s|$)|[;,:\n—–()]")
 # a count of words, or some words ("3 words in all caps", "all caps for some words", "a few
 # key terms in capitals"): `capital_word_count`'s, or one part's
 _A_FEW = (rf"(?:\d+|{EN_NUMBER}|some|a\s+few|few|several|certain|key|important|main|one|a|"
@@ -127,23 +134,17 @@ _REFUSED = re.compile(r"\b(?:no|not|never|without|avoid\w*|(?:don['’]?t|do\s+n
 _LETTERS = re.compile(r".*(?:letters?|characters?)$|small|capital", re.I | re.S)
 
 
-def _since(pattern: re.Pattern[str], text: str, at: int) -> str:
-    """The text from the last break `pattern` finds before `at` up to `at`."""
-    breaks = [m.end() for m in pattern.finditer(text, 0, at)]
-    return text[breaks[-1] if breaks else 0:at]
-
-
 def _sentence(text: str, start: int, end: int) -> str:
-    after = _SENTENCE_BREAK.search(text, end)
-    return _since(_SENTENCE_BREAK, text, start) + text[start:after.end() if after else len(text)]
+    after = SENTENCE_BREAK.search(text, end)
+    return since(SENTENCE_BREAK, text, start) + text[start:after.end() if after else len(text)]
 
 
 def _excluded(m: re.Match[str]) -> bool:
     """Whether a structural exclusion holds of the mention: a count of words, one part, a
     contrast or a topic, a question, the user's own text or someone's habit."""
     text, start, end = m.string, m.start("case"), m.end("case")
-    clause = _since(_CLAUSE_BREAK, text, start)
-    sentence_before = _since(_SENTENCE_BREAK, text, start)
+    clause = since(CLAUSE_BREAK, text, start)
+    sentence_before = since(SENTENCE_BREAK, text, start)
     after = text[end:end + 80]
     if _WORDS_BEFORE.search(clause) or _WORDS_AFTER.match(after):
         return True
@@ -161,7 +162,7 @@ def _upper(m: re.Match[str]) -> str | None:
     """All capitals, unless refused ("don't write in all caps": capitals refused as letters are
     `_no_capitals`') or excluded; capital letters kept out ("keep the capital letters out of
     it") are all lowercase."""
-    if _REFUSED.search(_since(_CLAUSE_BREAK, m.string, m.start("case"))[-40:]) or _excluded(m) \
+    if _REFUSED.search(since(CLAUSE_BREAK, m.string, m.start("case"))[-40:]) or _excluded(m) \
             or any(no.start() <= m.start() < no.end() for no in _NO_CAPITALS_RE.finditer(m.string)):
         return None
     if _KEPT_OUT.match(m.string, m.end("case")):
@@ -175,7 +176,7 @@ def _lower(m: re.Match[str]) -> str | None:
     case."""
     if _excluded(m):
         return None
-    if _REFUSED.search(_since(_CLAUSE_BREAK, m.string, m.start("case"))[-40:]):
+    if _REFUSED.search(since(CLAUSE_BREAK, m.string, m.start("case"))[-40:]):
         return "uppercase" if _LETTERS.match(m.group("case")) else None
     return "lowercase"
 
@@ -191,28 +192,14 @@ def _no_capitals(m: re.Match[str]) -> str | None:
     return None if _excluded(m) else "lowercase"
 
 
-_READS: tuple[tuple[str, _Read], ...] = (
+_READS: tuple[tuple[str, Read], ...] = (
     (rf"(?P<case>{_UPPER})", _upper),
     (rf"(?P<case>\b{_LOWER})", _lower),
     (rf"(?P<case>{_NO_CAPITALS})", _no_capitals),
 )
-_PATTERNS = tuple(re.compile(pattern, _I) for pattern, _ in _READS)
-
-
-def _kinds(text: str) -> set[str]:
-    """The cases every row reads in the text, before weighing one against another."""
-    return {kind for pattern, (_, read) in zip(_PATTERNS, _READS, strict=True)
-            for m in pattern.finditer(text) if (kind := read(m))}
-
-
-def _one_case(read: _Read) -> Build:
-    """The mention's case, when every mention read names that one case."""
-    def build(m: re.Match[str]) -> list[tuple[str, dict[str, Any]]]:
-        kind = read(m)
-        if not kind or _kinds(m.string) - {kind}:
-            return []
-        return [(kind, {})]
-    return build
+# a mention's case, when every mention read names that one case
+_ONE_CASE = agreeing(((re.compile(pattern, _I), read) for pattern, read in _READS),
+                     lambda kind: (kind, {}))
 
 
 _ROWS = (
@@ -225,7 +212,7 @@ _ROWS = (
 )
 
 _PHRASINGS: tuple[Phrasing, ...] = tuple(
-    Phrasing(pattern, _one_case(read), kind=kind, example=example, counter=counter)
+    Phrasing(pattern, _ONE_CASE(read), kind=kind, example=example, counter=counter)
     for (pattern, read), (kind, example, counter) in zip(_READS, _ROWS, strict=True))
 
 TABLES = (Table(_I, _PHRASINGS),)
