@@ -18,8 +18,8 @@ LABELS = {"base_direct": "base direct", "base_conformed": "base direct + checks 
           "trained_mrpo": "trained MRPO"}
 KEPT = ("prompts", "errors", "prompt_pass_rate", "check_pass_rate", "tokens", "seconds",
         "looping_share", "distinct_2", "words", "length_vs_base", "loop")
-PASS_KEYS = (("reward", "reward (share of checks passed, less off the length band, 0 if the "
-                        "task is dropped or the answer cut)"),
+PASS_KEYS = (("reward", "reward (share of checks passed, less off the length band or when "
+                        "cut, 0 if the task is dropped)"),
              ("checks/all_passed", "every check passed"),
              ("checks/dropped_task", "dropped the task"),
              ("checks/off_length", "off the length band"),
