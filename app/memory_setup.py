@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.settings import Settings
+from generation.base import Backend
+from generation.types import ChatParams
+from loops.memory_step import MemoryStep
 from memory.bank import BankConfig, MemoryBank
 from memory.embedders import EmbedderUnavailable, open_embedder
 from memory.index import IndexConfig, VectorIndex
@@ -35,3 +38,11 @@ async def open_memory(settings: Settings, experiences: ExperienceRepository,
                                         duplicate_text=cfg.duplicate_text))
     await bank.start()
     return bank
+
+
+def memory_step(settings: Settings, bank: MemoryBank, judge: Backend, writer: Backend,
+                judge_params: ChatParams) -> MemoryStep:
+    """The loop's recall, selection, rewrite and remembering over `bank`, as configured."""
+    m = settings.memory
+    return MemoryStep(bank, judge, writer, judge_params, k=m.recall_k, select_max=m.select_max,
+                      margin=m.remember_margin, floor=m.recall_floor)

@@ -14,7 +14,7 @@ from app.backends import build_backend, build_judge, describe
 from app.http.auth import Authenticator
 from app.http.limits import Limiter, build_limiter
 from app.http.metrics import Metrics
-from app.memory_setup import open_memory
+from app.memory_setup import memory_step, open_memory
 from app.openai.chat_service import ChatService
 from app.openai.loop_service import LoopService
 from app.openai.responses.service import ResponsesService
@@ -25,7 +25,6 @@ from generation.types import ChatParams
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.judges.calibration import JudgeStatus
-from loops.memory_step import MemoryStep
 from loops.probes.reviser import ReviserStatus
 from loops.probes.status import ProbeStatus
 from memory.bank import MemoryBank
@@ -118,12 +117,8 @@ async def open_services(settings: Settings, *, backend: Backend | None = None,
     provider = ChecklistProvider(judge, judge_params, packs, _cache(settings, redis, metrics),
                                  checklists, n_min=reflection.min_dimensions,
                                  n_max=reflection.max_dimensions, retries=reflection.retries)
-    step = None
-    if memory is not None:
-        m = settings.memory
-        step = MemoryStep(memory, judge, backend, judge_params, k=m.recall_k,
-                          select_max=m.select_max, margin=m.remember_margin,
-                          floor=m.recall_floor)
+    step = None if memory is None else memory_step(settings, memory, judge, backend,
+                                                   judge_params)
     judge_status = None
     if reflection.judge_probe:
         judge_status = JudgeStatus(judge, judge_params, judge_params.model or "",

@@ -12,8 +12,8 @@ corrected on, `heldout`, `heldout2` and `heldout3` on queries labelled before th
 ever ran on them (see tests/data/checks/SOURCE.md), `phrasings_heldout` (kind-level, as
 `outofsource`) on requests in other wordings written blind to the rules
 (`phrasings_heldout.jsonl`; its errors have since corrected the rules) and
-`phrasings_heldout2` to `phrasings_heldout5` on four more such sets, each written after the
-rules were corrected on the one before (`phrasings_heldout2.jsonl` to `phrasings_heldout5.jsonl`;
+`phrasings_heldout2` to `phrasings_heldout6` on five more such sets, each written after the
+rules were corrected on the one before (`phrasings_heldout2.jsonl` to `phrasings_heldout6.jsonl`;
 SOURCE.md says what each has been used for since), `short` on the short
 instruction-following requests of `verifiable_short.jsonl` and `phrasings` on the requests
 written for the phrasings' development (`phrasings_dev.jsonl`: every kind in many wordings,
@@ -58,6 +58,7 @@ PHRASINGS_HELDOUT2 = DATA.parent / "phrasings_heldout2.jsonl"
 PHRASINGS_HELDOUT3 = DATA.parent / "phrasings_heldout3.jsonl"
 PHRASINGS_HELDOUT4 = DATA.parent / "phrasings_heldout4.jsonl"
 PHRASINGS_HELDOUT5 = DATA.parent / "phrasings_heldout5.jsonl"
+PHRASINGS_HELDOUT6 = DATA.parent / "phrasings_heldout6.jsonl"
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
@@ -267,6 +268,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--phrasings-heldout5", type=Path, default=PHRASINGS_HELDOUT5,
                    help="a fifth, written blind to every other set, weighted to language and "
                         "case (kind-level figures)")
+    p.add_argument("--phrasings-heldout6", type=Path, default=PHRASINGS_HELDOUT6,
+                   help="a sixth, written blind to every other set once the fifth was "
+                        "measured (kind-level figures)")
     p.add_argument("--agent-url", help="an OpenAI-compatible base URL for the checklist agents")
     p.add_argument("--agent-model", help="the model the agents run on")
     p.add_argument("--mode", default="fused", choices=("fused", "three_agent"))
@@ -294,7 +298,8 @@ def main(argv: list[str] | None = None) -> None:
                       ("phrasings_heldout2", args.phrasings_heldout2),
                       ("phrasings_heldout3", args.phrasings_heldout3),
                       ("phrasings_heldout4", args.phrasings_heldout4),
-                      ("phrasings_heldout5", args.phrasings_heldout5)):
+                      ("phrasings_heldout5", args.phrasings_heldout5),
+                      ("phrasings_heldout6", args.phrasings_heldout6)):
         if path.is_file():
             report[key] = out_of_source_figures(path)
     if args.agent_url and args.agent_model:

@@ -8,6 +8,7 @@ WritingBench criteria; one JSON line.
     python -m bench.quality --upstream http://127.0.0.1:8080/v1 --model NAME --queries 10
     python -m bench.quality --model W --judge-model J     # a judge other than the writer
     python -m bench.quality ... --methods direct,auto     # only these
+    python -m bench.quality ... --domain Slogans --methods direct,joint --memory
 
 `--model` is a local Hugging Face folder (the local backend) unless `--upstream` is given,
 then it is the upstream's model name. The shortest English queries of the pack are used (a
@@ -18,11 +19,16 @@ checklists (and of bands the repair had to write from the dimension's descriptio
 the agent's were generic), pack fallbacks, degraded loops, rewrites the judge was asked again
 about (scored exactly like their parent), rounds, hidden calls and tokens, and latency (with
 seconds by stage on stderr; with `--out FILE` every answer's text too). Memory is off (a
-fresh bank remembers nothing in a few queries); the judge is not counted in the loop's
-figures. `auto` runs as the server runs it: the judge's and the reviser's probes first (their
-lines are printed as `judge_probe` and `reviser_probe`), the draft-relative budgets of the
-server's defaults, the judge asked only when it passed its probe and a judged round fits the
-budget, and a revision of a text scored in code only when the writer passed its probe.
+fresh bank remembers nothing in a few unrelated queries) unless `--memory` is given: then each
+loop method also runs as `METHOD+memory`, with memory on and one bank kept over the queries
+in their order (each loop remembers what it learned before the next query is asked), so a
+sequence of related requests (`--domain`: one WritingBench subdomain, shortest first) shows
+what recalled experiences change, beside the same method with memory off. The judge is not
+counted in the loop's figures. `auto` runs as the server runs it: the judge's and the reviser's
+probes first (their lines are printed as `judge_probe` and `reviser_probe`), the draft-relative
+budgets of the server's defaults, the judge asked only when it passed its probe and a judged
+round fits the budget, and a revision of a text scored in code only when the writer passed its
+probe.
 """
 
 from __future__ import annotations
@@ -35,12 +41,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.memory_setup import memory_step, open_memory
 from app.openai.reflection import loop_options
 from app.openai.wire import ReflectionOptions
-from app.settings import ReflectionSettings
+from app.settings import DataSettings, ReflectionSettings, Settings
 from evals.judge import Judge
 from evals.queries import load_queries
 from generation.types import ChatParams
@@ -48,13 +56,18 @@ from loops.answer import scaffolding
 from loops.checklists import ChecklistProvider
 from loops.controller import ReflectionLoop
 from loops.judges.calibration import JudgeStatus
+from loops.memory_step import MemoryStep
 from loops.probes.reviser import ReviserStatus
+from loops.record import to_record
+from loops.trace import LoopTrace
 from rubrics.cache import MemoryChecklistCache
 from rubrics.packs import PackLibrary
 from rubrics.repair import generic_band, level_band
 from store import Store
+from store.loops import LoopRepository
 
 METHODS = ("direct", "auto", "checks", "holistic", "joint")
+MEMORY = "+memory"  # a loop method run with memory on: `joint+memory`
 
 
 async def open_backend(model: str, upstream: str | None, max_tokens: int) -> Any:
@@ -72,8 +85,11 @@ async def open_backend(model: str, upstream: str | None, max_tokens: int) -> Any
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    queries = sorted((q for q in load_queries() if q.language == "en"),
+    queries = sorted((q for q in load_queries() if q.language == "en"
+                      and args.domain in (None, q.domain2)),
                      key=lambda q: len(q.query))[:args.queries]
+    if not queries:
+        raise SystemExit(f"bench.quality: no English query in subdomain {args.domain!r}")
     writer = await open_backend(args.model, args.upstream, args.max_tokens)
     judge_backend = writer if not args.judge_model else await open_backend(
         args.judge_model, args.judge_upstream or args.upstream, args.max_tokens)
@@ -87,6 +103,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     score_params = judge_params.with_(max_tokens=args.score_max_tokens)
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
+        bank = None
         try:
             provider = ChecklistProvider(judge_backend, judge_params, PackLibrary(),
                                          MemoryChecklistCache(), store.checklists,
@@ -104,12 +121,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             loop = ReflectionLoop(writer, judge_backend, provider, judge_params=judge_params,
                                   retries=args.retries, judge_status=status,
                                   reviser_status=reviser)
+            step = memory = None
+            if any(m.endswith(MEMORY) for m in args.methods):
+                # the server's bank (embedder, FAISS index) over this run's database
+                settings = Settings(data=DataSettings(dir=Path(tmp)))
+                bank = await open_memory(settings, store.experiences, None)
+                step = memory_step(settings, bank, judge_backend, writer, judge_params)
+                memory = Remembering(step, store.loops)
+            remembering = ReflectionLoop(writer, judge_backend, provider,
+                                         judge_params=judge_params, retries=args.retries,
+                                         judge_status=status, reviser_status=reviser,
+                                         memory=step)
             judge = Judge(judge_backend, score_params, attempts=1, concurrency=1)
             rows: dict[str, list[dict[str, Any]]] = {m: [] for m in args.methods}
             for q in queries:
                 messages = [{"role": "user", "content": q.query}]
                 for method in args.methods:
-                    row = await one(method, loop, writer, judge, q, messages, params, args)
+                    remember = method.endswith(MEMORY)
+                    row = await one(method, remembering if remember else loop, writer, judge,
+                                    q, messages, params, args, memory if remember else None)
                     rows[method].append(row)
                     print(json.dumps({"query": q.id, "method": method,
                                       **{k: v for k, v in row.items() if k != "answer"}}),
@@ -119,6 +149,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                             out.write(json.dumps({"query": q.id, "method": method, **row},
                                                  ensure_ascii=False) + "\n")
         finally:
+            if bank is not None:
+                await bank.aclose()
             await store.close()
     return {"model": writer_name, "judge": judge_name, "queries": len(queries),
             "max_tokens": args.max_tokens, "judge_max_tokens": args.judge_max_tokens,
@@ -129,7 +161,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: Any,
-              messages: list, params: ChatParams, args: argparse.Namespace) -> dict[str, Any]:
+              messages: list, params: ChatParams, args: argparse.Namespace,
+              memory: Remembering | None = None) -> dict[str, Any]:
     started = time.monotonic()
     row: dict[str, Any] = {}
     if method == "direct":
@@ -139,8 +172,10 @@ async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: A
     else:
         # as the server maps a request's `reflection` object (its default budgets included)
         options = loop_options(ReflectionOptions(max_rounds=args.max_rounds,
-                                                 threshold=args.threshold, memory=False,
-                                                 evaluation=method), ReflectionSettings())
+                                                 threshold=args.threshold,
+                                                 memory=method.endswith(MEMORY),
+                                                 evaluation=method.removesuffix(MEMORY)),
+                               ReflectionSettings())
         trace = await loop.run(messages, params, options, namespace="bench")
         answer = trace.answer.text
         bands = [b.description for d in trace.checklist.dimensions for b in d.bands] \
@@ -156,11 +191,35 @@ async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: A
                    stage_seconds={k: round(v, 1) for k, v in trace.ledger.seconds.items()
                                   if v})
     row["seconds"] = round(time.monotonic() - started, 2)
+    if memory is not None:
+        # after the answer, as the server remembers: off the answer's seconds and tokens
+        row.update(await remembered(memory, trace, params.model or ""))
     row["scaffolding"] = bool(scaffolding(answer, q.query))
     judged = await judge.judge(q, answer)
     row["score"] = judged.score
     row["answer"] = answer
     return row
+
+
+@dataclass(frozen=True, slots=True)
+class Remembering:
+    """Memory as the server keeps it: the loop recorded, then what it learned remembered
+    (an experience names the loop it came from)."""
+    step: MemoryStep
+    loops: LoopRepository
+
+
+async def remembered(memory: Remembering, trace: LoopTrace, model: str) -> dict[str, Any]:
+    """What memory did in one loop: experiences recalled above the floor and selected, the
+    memory rewrite's gain over the draft, and whether the loop left an experience."""
+    recalled = trace.recalled
+    await memory.loops.save(to_record(trace, namespace="bench", request={"bench": "quality"},
+                                      model=model, backend="bench"))
+    kept = await memory.step.after_loop(trace, "bench")
+    return {"recalled": len(recalled.hits) if recalled is not None else 0,
+            "selected": len(recalled.selected) if recalled is not None else 0,
+            "memory_gain": trace.experiences.get("memory_gain"),
+            "remembered": kept is not None}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -186,6 +245,12 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                    rejudged=sum(r["rejudged"] for r in rows),
                    rewrite_answers=sum(r["answer_kind"] != "draft" for r in rows),
                    stops=dict(Counter(r["stop"] for r in rows)))
+    if "remembered" in rows[0]:
+        gains = [r["memory_gain"] for r in rows if r["memory_gain"] is not None]
+        out.update(recalled=sum(r["recalled"] > 0 for r in rows),
+                   selected=sum(r["selected"] > 0 for r in rows),
+                   memory_gain=round(statistics.mean(gains), 4) if gains else None,
+                   remembered=sum(r["remembered"] for r in rows))
     return out
 
 
@@ -206,6 +271,11 @@ def main() -> None:
     parser.add_argument("--retries", type=int, default=1)
     parser.add_argument("--methods", default=",".join(METHODS),
                         help=f"comma-separated, in the order run (default: {','.join(METHODS)})")
+    parser.add_argument("--domain", help="only this WritingBench subdomain's queries (a "
+                                         "sequence of related requests), e.g. Slogans")
+    parser.add_argument("--memory", action="store_true",
+                        help="also run each loop method but holistic with memory on, as "
+                             "METHOD+memory, one bank kept over the queries in order")
     parser.add_argument("--out", type=Path,
                         help="append every answer (its text, score and loop figures) here as "
                              "JSON lines, to read what each method wrote")
@@ -218,6 +288,11 @@ def main() -> None:
     if args.queries < 1 or args.max_tokens < 1 or args.max_rounds < 0:
         parser.exit(2, "bench.quality: --queries, --max-tokens must be >= 1, "
                        "--max-rounds >= 0\n")
+    if args.memory:
+        args.methods += [m + MEMORY for m in args.methods if m not in ("direct", "holistic")]
+        if not any(m.endswith(MEMORY) for m in args.methods):
+            parser.exit(2, "bench.quality: --memory needs a loop method other than holistic "
+                           "in --methods (auto, checks or joint)\n")
     print(json.dumps(asyncio.run(run(args))))
 
 

@@ -28,10 +28,10 @@ from loops.checklists import ChecklistSpec, Resolved  # noqa: E402
 from loops.controller import ReflectionLoop  # noqa: E402
 from loops.memory_step import MemoryStep  # noqa: E402
 from loops.options import LoopOptions  # noqa: E402
-from memory import HashingEmbedder, MemoryBank, VectorIndex  # noqa: E402
 from rubrics.agents import build_checklist  # noqa: E402
 from rubrics.checklist import Band, Checklist, Dimension  # noqa: E402
 from store import ExperienceRecord, Store  # noqa: E402
+from tests.banks import hashing_bank  # noqa: E402
 
 SPECIALS = ["<s>", "</s>", "<pad>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
@@ -138,10 +138,7 @@ class User:
 
 async def test_loops_with_memory_finish_without_degrading_or_a_retry(local, tmp_path) -> None:
     store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'm.db'}")
-    embedder = HashingEmbedder(256)
-    bank = MemoryBank(store.experiences, embedder,
-                      VectorIndex(tmp_path / "index", embedder.name, embedder.dim))
-    await bank.start()
+    bank = await hashing_bank(store, tmp_path / "index")
     try:
         await bank.remember(ExperienceRecord(
             namespace="ns", key="genre: announcement | audience: customers",

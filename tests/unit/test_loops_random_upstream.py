@@ -25,12 +25,12 @@ from loops.memory_step import MemoryStep
 from loops.options import LoopOptions
 from loops.record import to_record
 from loops.reflection import ReflectionItemOut, ReflectionOut, reflection_schema, to_reflection
-from memory import HashingEmbedder, MemoryBank, VectorIndex
 from memory.recollect import KEY_SCHEMA, SUMMARY_SCHEMA, selection_schema
 from rubrics.agents import AxialDimension, Candidate, _Task, build_checklist
 from rubrics.checklist import Band, Checklist, Dimension
 from rubrics.evaluate import joint_schema, judged_schema
 from store import Store
+from tests.banks import hashing_bank
 
 RETRY_OPENING = RETRY.split(":")[0]
 QUERIES = [
@@ -92,10 +92,7 @@ async def store(tmp_path):
 
 @pytest.fixture
 async def bank(store, tmp_path):
-    embedder = HashingEmbedder(256)
-    opened = MemoryBank(store.experiences, embedder,
-                        VectorIndex(tmp_path / "index", embedder.name, embedder.dim))
-    await opened.start()
+    opened = await hashing_bank(store, tmp_path / "index")
     yield opened
     await opened.aclose()
 

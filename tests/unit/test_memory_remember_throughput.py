@@ -14,8 +14,9 @@ import pytest
 from app.services import close_services, open_services
 from app.settings import ConfigError, load_settings
 from generation.scripted import ScriptedBackend
-from memory import HashingEmbedder, MemoryBank, VectorIndex
+from memory import HashingEmbedder
 from store import ExperienceRecord, Store
+from tests.banks import hashing_bank
 
 WEDDING = "wedding speech for a sibling, warm tone, under three minutes"
 TOAST = "end on a toast to the couple; keep the jokes kind"
@@ -47,20 +48,13 @@ async def store(tmp_path):
     await opened.close()
 
 
-async def open_bank(store: Store, path, embedder: HashingEmbedder) -> MemoryBank:
-    bank = MemoryBank(store.experiences, embedder,
-                      VectorIndex(path, embedder.name, embedder.dim))
-    await bank.start()
-    return bank
-
-
 def experience(key: str, text: str, trajectory=(0.5, 0.8)) -> ExperienceRecord:
     return ExperienceRecord(namespace="ns", key=key, text=text, embedding_model="unset",
                             score_trajectory=trajectory)
 
 
 async def test_near_duplicates_remembered_together_fold_into_one(store, tmp_path) -> None:
-    bank = await open_bank(store, tmp_path / "index", HashingEmbedder(256))
+    bank = await hashing_bank(store, tmp_path / "index", HashingEmbedder(256))
     try:
         results = await asyncio.gather(*(bank.remember(experience(WEDDING + "." * (i % 2), TOAST))
                                          for i in range(8)))
@@ -79,7 +73,7 @@ async def test_near_duplicates_remembered_together_fold_into_one(store, tmp_path
 
 async def test_concurrent_remembers_share_one_embedding_pass(store, tmp_path) -> None:
     embedder = CountingEmbedder()
-    bank = await open_bank(store, tmp_path / "index", embedder)
+    bank = await hashing_bank(store, tmp_path / "index", embedder)
     try:
         keys = [f"{kind} for a client" for kind in ("press release", "cover letter",
                                                       "wedding toast", "product page")]
@@ -91,13 +85,13 @@ async def test_concurrent_remembers_share_one_embedding_pass(store, tmp_path) ->
 
 
 async def test_an_embedding_in_progress_does_not_hold_up_other_writes(store, tmp_path) -> None:
-    first = await open_bank(store, tmp_path / "a", HashingEmbedder(256))
+    first = await hashing_bank(store, tmp_path / "a", HashingEmbedder(256))
     held = (await first.remember(experience(WEDDING, TOAST))).experience
     await first.aclose()
     # A fresh replica: the stored text's vector is not at hand, so the next near duplicate
     # embeds it; that embedding is made to wait.
     embedder = CountingEmbedder(gate="GATE")
-    bank = await open_bank(store, tmp_path / "b", embedder)
+    bank = await hashing_bank(store, tmp_path / "b", embedder)
     try:
         slow = asyncio.ensure_future(bank.remember(experience(WEDDING, TOAST + " GATE")))
         await asyncio.wait_for(embedder.waiting.wait(), 5)
