@@ -10,20 +10,22 @@ WritingBench criteria; one JSON line.
     python -m bench.quality ... --methods direct,auto     # only these
     python -m bench.quality ... --domain Slogans --methods direct,joint --memory
 
-`--model` is a local Hugging Face folder (the local backend) unless `--upstream` is given,
-then it is the upstream's model name. The shortest English queries of the pack are used (a
-small model on a CPU is slow). Per method: the mean judge score (0..1, the WritingBench mean
+`--model` is a local Hugging Face folder (the local backend) unless `--upstream` is given, then
+it is the upstream's model name. The shortest English queries of the pack are used (a small
+model on a CPU is slow). Per method: the mean judge score (0..1, the WritingBench mean
 criterion score / 10), the share of answers that repeat the loop's scaffolding
 (`loops.answer.scaffolding`), and for the loops the share of generic bands in generated
-checklists (and of bands the repair had to write from the dimension's description because
-the agent's were generic), pack fallbacks, degraded loops, rewrites the judge was asked again
-about (scored exactly like their parent), rounds, hidden calls and tokens, and latency (with
-seconds by stage on stderr; with `--out FILE` every answer's text too). Memory is off (a
+checklists (and of bands the repair had to write from the dimension's description because the
+agent's were generic), pack fallbacks, degraded loops, rewrites the judge was asked again about
+(scored exactly like their parent), rounds, hidden calls and tokens, and latency (with seconds
+and tokens by stage on stderr; with `--out FILE` every answer's text too). Memory is off (a
 fresh bank remembers nothing in a few unrelated queries) unless `--memory` is given: then each
-loop method also runs as `METHOD+memory`, with memory on and one bank kept over the queries
-in their order (each loop remembers what it learned before the next query is asked), so a
-sequence of related requests (`--domain`: one WritingBench subdomain, shortest first) shows
-what recalled experiences change, beside the same method with memory off. The judge is not
+loop method also runs as `METHOD+memory`, with memory on and one bank kept over the queries in
+their order (each loop remembers what it learned before the next query is asked), so a sequence
+of related requests (`--domain`: one WritingBench subdomain, shortest first) shows what
+recalled experiences change, beside the same method with memory off. It runs right after that
+method on each query and takes the checklist that run built from the cache, so both are scored
+on the same rubric; its tokens leave out the checklist's (`stage_tokens`). The judge is not
 counted in the loop's figures. `auto` runs as the server runs it: the judge's and the reviser's
 probes first (their lines are printed as `judge_probe` and `reviser_probe`), the draft-relative
 budgets of the server's defaults, the judge asked only when it passed its probe and a judged
@@ -189,7 +191,9 @@ async def one(method: str, loop: ReflectionLoop, writer: Any, judge: Judge, q: A
                    rejudged=sum(c.rejudged for c in trace.candidates),
                    degradations=[d.line() for d in trace.degradations],
                    stage_seconds={k: round(v, 1) for k, v in trace.ledger.seconds.items()
-                                  if v})
+                                  if v},
+                   stage_tokens={k: u.total_tokens for k, u in trace.ledger.usage.items()
+                                 if u.total_tokens})
     row["seconds"] = round(time.monotonic() - started, 2)
     if memory is not None:
         # after the answer, as the server remembers: off the answer's seconds and tokens
