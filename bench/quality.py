@@ -219,7 +219,7 @@ async def remembered(memory: Remembering, trace: LoopTrace, model: str) -> dict[
     recalled = trace.recalled
     await memory.loops.save(to_record(trace, namespace="bench", request={"bench": "quality"},
                                       model=model, backend="bench"))
-    kept = await memory.step.after_loop(trace, "bench")
+    kept = await memory.step.after_loop(trace, "bench") if trace.memory else None
     return {"recalled": len(recalled.hits) if recalled is not None else 0,
             "selected": len(recalled.selected) if recalled is not None else 0,
             "memory_gain": trace.experiences.get("memory_gain"),

@@ -185,7 +185,7 @@ class ReflectionLoop:
         return LoopTrace(loop_id, best, tuple(run.candidates or []), resolved.checklist,
                          resolved.source, resolved.id, stop, rounds, run.ledger,
                          self.clock() - run.started, experiences, tuple(query), recalled,
-                         degradations)
+                         degradations, memory=self.memory is not None and options.memory)
 
     async def _first_draft(self, run: RunState, fixed: Resolved | None, namespace: str,
                            ) -> tuple[Resolved | Degradation, Candidate, Any,

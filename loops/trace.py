@@ -124,6 +124,9 @@ class LoopTrace:
     query: tuple[Any, ...] = ()
     recalled: Any = None  # loops.memory_step.Recalled, when the memory step ran
     degradations: tuple[Degradation, ...] = ()  # why a stage did less than asked
+    # memory was on for this loop as it ran (a loop scored in code runs without it): only
+    # such a loop may be remembered
+    memory: bool = False
 
     @property
     def scores(self) -> list[float]:

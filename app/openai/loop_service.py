@@ -132,7 +132,9 @@ class LoopService:
                                         namespace=principal.namespace, spec=spec,
                                         emit=tagged if emit else None)
             recorded = await self._record(trace, job, principal)
-            if recorded and self.memory is not None and options.memory:
+            # a loop scored in code ran without memory: it is not remembered either (the
+            # lesson's summary would call the judge `auto` keeps it from)
+            if recorded and self.memory is not None and trace.memory:
                 memory, namespace = self.memory, principal.namespace
                 self._after(lambda: memory.after_loop(trace, namespace))
             return trace

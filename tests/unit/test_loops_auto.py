@@ -18,7 +18,10 @@ from loops.judges.calibration import (
     calibrate,
     probe_pairs,
 )
+from loops.memory_step import MemoryStep
 from loops.options import LoopOptions
+from store import Store
+from tests.banks import hashing_bank
 from tests.unit.test_loops_controller import CHECKLIST, FixedProvider, judge_reply
 
 BRIEF = [{"role": "user", "content": "Write a product brief for a tea kettle."}]
@@ -98,6 +101,35 @@ def test_a_request_with_checks_is_scored_in_code_whatever_the_judge() -> None:
         namespace="d"))
     assert not judge.calls  # no judge call: the word count is measured
     assert trace.stop_reason == "threshold" and trace.answer.text == "A quiet kettle for your tea."
+
+
+def test_a_loop_scored_in_code_runs_without_memory_and_is_not_for_remembering(tmp_path) -> None:
+    long = "This kettle boils water quietly and quickly for every cup of tea you make today."
+
+    async def go(query, evaluation: str):
+        store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / evaluation}.db")
+        bank = await hashing_bank(store, tmp_path / evaluation)
+        try:
+            writer = ScriptedBackend([long, "A quiet kettle for your tea."], model="writer")
+            judge = ScriptedBackend(default=lambda m, p, s: judge_reply(m[-1]["content"], 10),
+                                    model="judge")
+            step = MemoryStep(bank, judge, writer, ChatParams(model="judge"))
+            loop = ReflectionLoop(writer, judge, FixedProvider(CHECKLIST),
+                                  judge_params=ChatParams(model="judge"), memory=step)
+            trace = await loop.run(query, ChatParams(), LoopOptions(
+                evaluation=evaluation, max_rounds=1, threshold=1.0), namespace="d")
+            return trace, judge
+        finally:
+            await bank.aclose()
+            await store.close()
+
+    scored, judge = asyncio.run(go(COUNTED, "auto"))
+    # the rewrite gained, yet a loop that ran without memory leaves no lesson for the judge
+    # to summarise
+    assert scored.scores[-1] > scored.scores[0] and not judge.calls
+    assert not scored.memory and scored.recalled is None
+    judged, _ = asyncio.run(go(BRIEF, "joint"))
+    assert judged.memory
 
 
 def test_a_proven_judge_judges_a_request_with_no_check() -> None:
