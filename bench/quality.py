@@ -120,9 +120,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 reviser = ReviserStatus(writer, params, writer_name)
                 print(json.dumps({"reviser_probe": (await reviser.run()).line()}),
                       file=sys.stderr, flush=True)
-            loop = ReflectionLoop(writer, judge_backend, provider, judge_params=judge_params,
-                                  retries=args.retries, judge_status=status,
-                                  reviser_status=reviser)
             step = memory = None
             if any(m.endswith(MEMORY) for m in args.methods):
                 # the server's bank (embedder, FAISS index) over this run's database
@@ -130,18 +127,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 bank = await open_memory(settings, store.experiences, None)
                 step = memory_step(settings, bank, judge_backend, writer, judge_params)
                 memory = Remembering(step, store.loops)
-            remembering = ReflectionLoop(writer, judge_backend, provider,
-                                         judge_params=judge_params, retries=args.retries,
-                                         judge_status=status, reviser_status=reviser,
-                                         memory=step)
+            # one loop for every method: it recalls only for a method whose options turn
+            # memory on (`METHOD+memory`)
+            loop = ReflectionLoop(writer, judge_backend, provider, judge_params=judge_params,
+                                  retries=args.retries, judge_status=status,
+                                  reviser_status=reviser, memory=step)
             judge = Judge(judge_backend, score_params, attempts=1, concurrency=1)
             rows: dict[str, list[dict[str, Any]]] = {m: [] for m in args.methods}
             for q in queries:
                 messages = [{"role": "user", "content": q.query}]
                 for method in args.methods:
-                    remember = method.endswith(MEMORY)
-                    row = await one(method, remembering if remember else loop, writer, judge,
-                                    q, messages, params, args, memory if remember else None)
+                    row = await one(method, loop, writer, judge, q, messages, params, args,
+                                    memory if method.endswith(MEMORY) else None)
                     rows[method].append(row)
                     print(json.dumps({"query": q.id, "method": method,
                                       **{k: v for k, v in row.items() if k != "answer"}}),

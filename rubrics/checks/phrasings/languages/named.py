@@ -48,7 +48,6 @@ from rubrics.checks.phrasings.shared import (
 )
 
 _I = re.I | re.S
-# how a row reads its mention: the language's code or the case's kind, or None
 _LANG = rf"(?P<lang>{LANGUAGE_NAMES})(?!\w)(?!-(?!language\b))"
 
 # --- what may follow a language's name that governs the response: the clause's end or a

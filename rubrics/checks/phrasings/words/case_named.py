@@ -40,7 +40,6 @@ from rubrics.checks.phrasings.shared import (
 )
 
 _I = re.I | re.S
-# how a row reads its mention: the language's code or the case's kind, or None
 
 # --- the names of the cases
 _UPPER = (r"(?:all[\s-]*caps|all[\s-]*capitals?|all[\s-]*capital\s+(?:letters|characters)|"
